@@ -1,0 +1,102 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cafmq/checkpoint.hpp"
+#include "cafmq/claimed_task.hpp"
+#include "cafmq/error.hpp"
+#include "cafmq/task_backend.hpp"
+
+namespace pqxx {
+class transaction_base;
+} // namespace pqxx
+
+namespace cafmq {
+
+/// The attempt a handler runs: its data, and the fenced writes it may do.
+class current_task {
+public:
+  current_task(claimed_task data, std::shared_ptr<task_backend> backend);
+
+  const uuid& id() const noexcept {
+    return data_.id;
+  }
+
+  const std::string& name() const noexcept {
+    return data_.name;
+  }
+
+  int attempt() const noexcept {
+    return data_.attempt;
+  }
+
+  int max_attempts() const noexcept {
+    return data_.max_attempts;
+  }
+
+  const claimed_task& data() const noexcept {
+    return data_;
+  }
+
+  attempt_ref ref() const noexcept {
+    return {data_.id, data_.attempt};
+  }
+
+  /// Decodes the JSON payload; `errc::payload_mismatch` when there is none or
+  /// it does not convert to `T`.
+  template <class T>
+  caf::expected<T> json() const {
+    if (!data_.payload_json)
+      return make_error(errc::payload_mismatch, "task has no JSON payload");
+    try {
+      return nlohmann::json::parse(*data_.payload_json).get<T>();
+    } catch (const std::exception& e) {
+      return make_error(errc::payload_mismatch,
+                        std::string{"cannot decode JSON payload: "} + e.what());
+    }
+  }
+
+  const std::optional<std::string>& raw_json() const noexcept {
+    return data_.payload_json;
+  }
+
+  const std::optional<std::string>& bytes() const noexcept {
+    return data_.payload_bytes;
+  }
+
+  /// Completes this attempt.
+  caf::error complete();
+
+  /// Completes this attempt inside `tx` and commits `tx`: the task is done
+  /// exactly when the caller's other writes commit. When the attempt is no
+  /// longer current, returns `errc::stale_attempt` and does not commit.
+  caf::error complete(pqxx::transaction_base& tx);
+
+  /// Saves `cp` for the next attempt.
+  caf::error checkpoint(const cafmq::checkpoint& cp);
+
+  /// Saves `cp` inside `tx` and commits `tx`; not committed when stale.
+  caf::error checkpoint(pqxx::transaction_base& tx,
+                        const cafmq::checkpoint& cp);
+
+  /// Extends the lease to at least now + `lease`.
+  caf::error keep_alive(std::chrono::microseconds lease);
+
+  /// True once `complete` succeeded through this object.
+  bool completed() const noexcept {
+    return completed_;
+  }
+
+private:
+  claimed_task data_;
+  std::shared_ptr<task_backend> backend_;
+  bool completed_ = false;
+};
+
+} // namespace cafmq

@@ -1,0 +1,114 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "cafmq/claimed_task.hpp"
+#include "cafmq/task_backend.hpp"
+
+namespace pqxx {
+class connection_base;
+} // namespace pqxx
+
+namespace cafmq {
+
+/// What a runner asks for when it claims.
+struct claim_request {
+  /// Written into the task row: which runner runs it.
+  std::string node;
+  /// Task names this runner has handlers for; no other task is claimed.
+  std::vector<std::string> names;
+  /// Channel names to serve (all args of each); empty means all channels.
+  std::vector<std::string> channels;
+  /// Largest batch.
+  int limit = 32;
+  /// Lease of each claimed attempt; renew it with keep-alive.
+  std::chrono::microseconds lease = std::chrono::seconds{30};
+};
+
+/// Where the fair round-robin over channels continues.
+struct claim_cursor {
+  std::optional<std::string> channel_name;
+  std::optional<std::string> channel_args;
+};
+
+struct claim_result {
+  std::vector<claimed_task> tasks;
+  claim_cursor cursor;
+  /// Time until something becomes runnable; zero: claim again now; empty:
+  /// nothing is scheduled.
+  std::optional<std::chrono::microseconds> wait;
+};
+
+/// State of one recorded failure.
+struct fail_result {
+  uuid id;
+  /// "pending" (retry scheduled), "failed" or "cancelled".
+  std::string state;
+  std::chrono::system_clock::time_point run_at;
+};
+
+/// A lease renewal's answer for an attempt this runner still owns.
+struct lease_state {
+  uuid id;
+  bool cancel_requested = false;
+};
+
+/// One database connection that claims tasks and writes their outcomes, each
+/// in a short transaction of its own. Not thread-safe: one owner at a time.
+/// Also a `task_backend`, so handlers can run on it directly.
+class queue_connection : public task_backend {
+public:
+  ~queue_connection() override;
+
+  /// Opens a connection to `url` (a libpq URI or key=value string).
+  static caf::expected<std::shared_ptr<queue_connection>>
+  open(const std::string& url);
+
+  /// Claims up to `req.limit` tasks, continuing the fair rotation.
+  caf::expected<claim_result> claim(const claim_request& req);
+
+  /// Completes attempts; returns the ids completed (stale ones are left out).
+  caf::expected<std::vector<uuid>> complete(const std::vector<attempt_ref>& xs);
+
+  caf::expected<std::vector<fail_result>>
+  fail(const std::vector<attempt_failure>& xs);
+
+  /// Renews leases; attempts not in the answer are no longer owned.
+  caf::expected<std::vector<lease_state>>
+  keep_alive(const std::vector<attempt_ref>& xs,
+             std::chrono::microseconds lease);
+
+  // -- task_backend ---------------------------------------------------------
+
+  caf::error complete(const attempt_ref& x) override;
+
+  caf::error checkpoint(const attempt_ref& x,
+                        const cafmq::checkpoint& cp) override;
+
+  caf::error keep_alive(const attempt_ref& x,
+                        std::chrono::microseconds lease) override;
+
+  /// The underlying connection, e.g. for the caller's own transactions.
+  pqxx::connection_base& connection() noexcept;
+
+  const claim_cursor& cursor() const noexcept {
+    return cursor_;
+  }
+
+private:
+  struct impl;
+
+  explicit queue_connection(std::unique_ptr<impl> ptr);
+
+  std::unique_ptr<impl> impl_;
+  claim_cursor cursor_;
+};
+
+} // namespace cafmq

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+
+#include "cafmq/spawn.hpp"
+#include "cafmq/task_options.hpp"
+
+namespace cafmq {
+
+class current_task;
+
+/// A plain-function handler. It runs off the actor scheduler; returning an
+/// error (or throwing) fails the attempt.
+using task_handler = std::function<caf::error(current_task&)>;
+
+/// A task: its name, its handler and the defaults every spawn starts from
+/// (the counterpart of sqlxmq's `#[job]` attribute).
+struct task_definition {
+  std::string name;
+  task_handler handler;
+  task_options defaults;
+
+  /// A builder for one task of this definition, with its defaults applied.
+  spawn_builder builder() const {
+    return spawn_builder{name, defaults};
+  }
+};
+
+/// Task definitions by name; a runner claims only the names it holds.
+class registry {
+public:
+  registry() = default;
+
+  /// Builds a registry; `errc::invalid_name` for an empty or repeated name.
+  static caf::expected<registry> make(std::vector<task_definition> xs);
+
+  caf::error add(task_definition x);
+
+  /// Returns the definition of `name`, or nullptr.
+  const task_definition* find(const std::string& name) const;
+
+  std::vector<std::string> names() const;
+
+  bool empty() const noexcept {
+    return defs_.empty();
+  }
+
+private:
+  std::map<std::string, task_definition> defs_;
+};
+
+} // namespace cafmq

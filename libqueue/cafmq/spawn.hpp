@@ -1,0 +1,112 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/expected.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cafmq/task_options.hpp"
+#include "cafmq/uuid.hpp"
+
+namespace pqxx {
+class connection_base;
+class transaction_base;
+} // namespace pqxx
+
+namespace cafmq {
+
+/// What a spawn did with one task.
+struct spawn_result {
+  /// The new task, or for a duplicate the live task holding the unique key.
+  uuid id;
+  /// False when a live task already held the unique key: nothing was added.
+  bool created = false;
+};
+
+/// Builds one task: starts from a definition's defaults, overrides any option,
+/// then spawns it in the caller's transaction or on a connection.
+class spawn_builder {
+public:
+  using clock = std::chrono::system_clock;
+
+  explicit spawn_builder(std::string name, const task_options& defaults = {});
+
+  spawn_builder& id(const uuid& x);
+  spawn_builder& channel_name(std::string x);
+  spawn_builder& channel_args(std::string x);
+  /// Runs no earlier than this long after spawn (database clock).
+  spawn_builder& delay(std::chrono::microseconds x);
+  /// Runs no earlier than this moment.
+  spawn_builder& run_at(clock::time_point x);
+  spawn_builder& retries(int x);
+  spawn_builder& backoff(std::chrono::microseconds initial);
+  spawn_builder& backoff_cap(std::chrono::microseconds cap);
+  spawn_builder& ordered(bool x = true);
+  /// Two-phase: the task is reserved and runs only after `commit()`; it
+  /// expires if not committed within `x`.
+  spawn_builder& commit_interval(std::chrono::microseconds x);
+  spawn_builder& timeout(std::chrono::microseconds x);
+  spawn_builder& deadline(clock::time_point x);
+  /// At most one live (uncommitted, pending or running) task per key.
+  spawn_builder& unique_key(std::string x);
+
+  /// JSON payload from any type with `to_json`.
+  template <class T>
+  spawn_builder& json(const T& x) {
+    json_ = nlohmann::json(x).dump();
+    return *this;
+  }
+
+  /// JSON payload as text; checked when spawning.
+  spawn_builder& raw_json(std::string x);
+  /// Binary payload.
+  spawn_builder& bytes(std::string x);
+
+  const uuid& id() const noexcept {
+    return id_;
+  }
+
+  const std::string& name() const noexcept {
+    return name_;
+  }
+
+  /// Checks every option; the same check runs before each spawn.
+  caf::error validate() const;
+
+  /// Spawns inside the caller's transaction: nothing is visible or notified
+  /// unless it commits.
+  caf::expected<spawn_result> spawn(pqxx::transaction_base& tx) const;
+
+  /// Spawns in a transaction of its own on `conn`.
+  caf::expected<spawn_result> spawn(pqxx::connection_base& conn) const;
+
+  /// The request as one element of `cafmq.spawn`'s JSON array (internal).
+  nlohmann::json to_spec() const;
+
+private:
+  uuid id_;
+  std::string name_;
+  task_options opts_;
+  std::optional<std::chrono::microseconds> delay_;
+  std::optional<clock::time_point> run_at_;
+  std::optional<std::chrono::microseconds> commit_interval_;
+  std::optional<clock::time_point> deadline_;
+  std::optional<std::string> unique_key_;
+  std::optional<std::string> json_;
+  std::optional<std::string> bytes_;
+};
+
+/// Spawns many tasks in one statement; ordered tasks of one channel keep the
+/// order of `xs`. Results come in the order of `xs`. All or nothing.
+caf::expected<std::vector<spawn_result>>
+spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs);
+
+caf::expected<std::vector<spawn_result>>
+spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs);
+
+} // namespace cafmq

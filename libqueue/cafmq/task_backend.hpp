@@ -1,0 +1,37 @@
+#pragma once
+
+#include <chrono>
+
+#include <caf/error.hpp>
+
+#include "cafmq/checkpoint.hpp"
+#include "cafmq/claimed_task.hpp"
+
+namespace cafmq {
+
+/// How a running task writes to the queue outside the caller's transactions:
+/// directly on a connection (`queue_connection`) or through the actor
+/// runtime, which batches the writes. Every write is fenced by the attempt.
+class task_backend {
+public:
+  virtual ~task_backend();
+
+  /// Completes the attempt; `errc::stale_attempt` if it is not current.
+  virtual caf::error complete(const attempt_ref& x) = 0;
+
+  virtual caf::error checkpoint(const attempt_ref& x,
+                                const cafmq::checkpoint& cp)
+    = 0;
+
+  virtual caf::error keep_alive(const attempt_ref& x,
+                                std::chrono::microseconds lease)
+    = 0;
+
+  /// Called after the attempt completed inside a caller's transaction.
+  virtual void completed_in_transaction(const attempt_ref& x);
+};
+
+/// The error of a write whose attempt is no longer current.
+caf::error stale_attempt_error(const attempt_ref& x);
+
+} // namespace cafmq

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace cafmq {
+
+using namespace std::chrono_literals;
+
+/// Default options of a task definition; every spawn can override each one.
+struct task_options {
+  /// Channel name; runners subscribe by name (all args of it).
+  std::string channel_name;
+  /// Channel args: (name, args) is the unit of ordering and fairness.
+  std::string channel_args;
+  /// Retries after the first attempt (4 → 5 attempts).
+  int retries = 4;
+  /// Delay before the first retry; doubles per retry.
+  std::chrono::microseconds backoff = 1s;
+  /// Upper bound of the retry delay.
+  std::chrono::microseconds backoff_cap = 1h;
+  /// Runs after every earlier ordered task of its channel has finished.
+  bool ordered = false;
+  /// Per-attempt time limit; none when empty.
+  std::optional<std::chrono::microseconds> timeout;
+};
+
+/// Limits that spawn enforces before touching the database.
+constexpr std::size_t max_name_bytes = 255;
+constexpr std::size_t max_channel_args_bytes = 4096;
+constexpr std::size_t max_unique_key_bytes = 1024;
+
+/// Largest accepted payload (JSON and bytes together); 1 MiB by default.
+std::size_t payload_limit() noexcept;
+
+/// Sets the largest accepted payload for this process.
+void payload_limit(std::size_t bytes) noexcept;
+
+} // namespace cafmq

@@ -1,0 +1,158 @@
+#include "cafmq/client.hpp"
+
+#include <pqxx/pqxx>
+
+#include "cafmq/error.hpp"
+#include "cafmq/sql.hpp"
+#include "cafmq/task_options.hpp"
+#include "sql_util.hpp"
+
+namespace cafmq {
+
+namespace {
+
+// Runs `f` in a transaction of its own on `conn` and commits when it succeeds.
+template <class F>
+auto in_transaction(pqxx::connection_base& conn, F f)
+  -> decltype(f(std::declval<pqxx::transaction_base&>())) {
+  return guarded([&]() -> decltype(f(std::declval<pqxx::transaction_base&>())) {
+    pqxx::work tx{conn};
+    auto result = f(tx);
+    if (result)
+      tx.commit();
+    return result;
+  });
+}
+
+} // namespace
+
+std::string to_string(task_state x) {
+  switch (x) {
+    case task_state::uncommitted:
+      return "uncommitted";
+    case task_state::pending:
+      return "pending";
+    case task_state::running:
+      return "running";
+    case task_state::completed:
+      return "completed";
+    case task_state::failed:
+      return "failed";
+    case task_state::cancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+std::optional<task_state> parse_task_state(const std::string& str) {
+  for (auto x :
+       {task_state::uncommitted, task_state::pending, task_state::running,
+        task_state::completed, task_state::failed, task_state::cancelled})
+    if (to_string(x) == str)
+      return x;
+  return std::nullopt;
+}
+
+caf::expected<std::vector<uuid>> commit(pqxx::transaction_base& tx,
+                                        const std::vector<uuid>& ids) {
+  return guarded([&]() -> caf::expected<std::vector<uuid>> {
+    std::vector<uuid> result;
+    for (const auto& row : tx.exec_params(sql::commit, detail::uuid_array(ids)))
+      result.push_back(detail::to_uuid(row[0]));
+    return result;
+  });
+}
+
+caf::expected<std::vector<uuid>> commit(pqxx::connection_base& conn,
+                                        const std::vector<uuid>& ids) {
+  return in_transaction(
+    conn, [&](pqxx::transaction_base& tx) { return commit(tx, ids); });
+}
+
+caf::expected<std::int64_t> clear(pqxx::transaction_base& tx,
+                                  const std::vector<std::string>& channels) {
+  for (const auto& name : channels)
+    if (auto err
+        = detail::check_name("channel name", name, max_name_bytes, true))
+      return err;
+  return guarded([&]() -> caf::expected<std::int64_t> {
+    return tx.exec_params1(sql::clear, detail::text_array(channels))[0]
+      .as<std::int64_t>();
+  });
+}
+
+caf::expected<std::int64_t> clear(pqxx::connection_base& conn,
+                                  const std::vector<std::string>& channels) {
+  return in_transaction(
+    conn, [&](pqxx::transaction_base& tx) { return clear(tx, channels); });
+}
+
+caf::expected<std::int64_t> clear_all(pqxx::transaction_base& tx) {
+  return guarded([&]() -> caf::expected<std::int64_t> {
+    return tx.exec1(sql::clear_all)[0].as<std::int64_t>();
+  });
+}
+
+caf::expected<std::int64_t> clear_all(pqxx::connection_base& conn) {
+  return in_transaction(
+    conn, [&](pqxx::transaction_base& tx) { return clear_all(tx); });
+}
+
+caf::expected<bool> exists(pqxx::transaction_base& tx, const uuid& id) {
+  return guarded([&]() -> caf::expected<bool> {
+    return tx.exec_params1(sql::exists, to_string(id))[0].as<bool>();
+  });
+}
+
+caf::expected<bool> exists(pqxx::connection_base& conn, const uuid& id) {
+  return in_transaction(
+    conn, [&](pqxx::transaction_base& tx) { return exists(tx, id); });
+}
+
+caf::expected<task_status> status(pqxx::transaction_base& tx, const uuid& id) {
+  return guarded([&]() -> caf::expected<task_status> {
+    auto rows = tx.exec_params(sql::status, to_string(id));
+    if (rows.empty())
+      return make_error(errc::unknown_task, "no task with id " + to_string(id));
+    const auto& row = rows[0];
+    task_status result;
+    result.state = parse_task_state(row["state"].c_str()).value();
+    result.name = row["name"].c_str();
+    result.channel_name = row["channel_name"].c_str();
+    result.channel_args = row["channel_args"].c_str();
+    result.attempt = row["attempt"].as<int>();
+    result.max_attempts = row["max_attempts"].as<int>();
+    if (!row["last_error"].is_null())
+      result.last_error = row["last_error"].as<std::string>();
+    result.cancel_requested = row["cancel_requested"].as<bool>();
+    if (!row["node"].is_null())
+      result.node = row["node"].as<std::string>();
+    result.created_at = detail::to_time(row["created_us"]).value();
+    result.run_at = detail::to_time(row["run_at_us"]).value();
+    result.started_at = detail::to_time(row["started_us"]);
+    result.finished_at = detail::to_time(row["finished_us"]);
+    return result;
+  });
+}
+
+caf::expected<task_status> status(pqxx::connection_base& conn, const uuid& id) {
+  return in_transaction(
+    conn, [&](pqxx::transaction_base& tx) { return status(tx, id); });
+}
+
+caf::expected<std::int64_t> expire_reservations(pqxx::transaction_base& tx,
+                                                int limit) {
+  return guarded([&]() -> caf::expected<std::int64_t> {
+    return tx.exec_params1(sql::expire_reservations, limit)[0]
+      .as<std::int64_t>();
+  });
+}
+
+caf::expected<std::int64_t> expire_reservations(pqxx::connection_base& conn,
+                                                int limit) {
+  return in_transaction(conn, [&](pqxx::transaction_base& tx) {
+    return expire_reservations(tx, limit);
+  });
+}
+
+} // namespace cafmq

@@ -1,0 +1,117 @@
+#include "cafmq/error.hpp"
+
+#include <caf/make_message.hpp>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+namespace cafmq {
+
+std::string to_string(errc x) {
+  switch (x) {
+    case errc::none:
+      return "none";
+    case errc::invalid_argument:
+      return "invalid_argument";
+    case errc::invalid_name:
+      return "invalid_name";
+    case errc::invalid_json:
+      return "invalid_json";
+    case errc::payload_too_large:
+      return "payload_too_large";
+    case errc::payload_mismatch:
+      return "payload_mismatch";
+    case errc::duplicate_id:
+      return "duplicate_id";
+    case errc::unknown_task:
+      return "unknown_task";
+    case errc::task_finished:
+      return "task_finished";
+    case errc::stale_attempt:
+      return "stale_attempt";
+    case errc::reservation_expired:
+      return "reservation_expired";
+    case errc::database_unavailable:
+      return "database_unavailable";
+    case errc::conflict:
+      return "conflict";
+    case errc::database:
+      return "database";
+    case errc::schema_too_new:
+      return "schema_too_new";
+    case errc::migration_failed:
+      return "migration_failed";
+    case errc::handler_failed:
+      return "handler_failed";
+    case errc::unknown_handler:
+      return "unknown_handler";
+  }
+  return "errc(" + std::to_string(static_cast<int>(x)) + ")";
+}
+
+caf::error make_error(errc x) {
+  return caf::error{static_cast<std::uint8_t>(x), error_category};
+}
+
+caf::error make_error(errc x, std::string context) {
+  return caf::error{static_cast<std::uint8_t>(x), error_category,
+                    caf::make_message(std::move(context))};
+}
+
+errc code_of(const caf::error& x) {
+  if (!x || x.category() != error_category)
+    return errc::none;
+  return static_cast<errc>(x.code());
+}
+
+std::string render(const caf::error& x) {
+  if (!x)
+    return "none";
+  if (x.category() != error_category)
+    return caf::to_string(x);
+  std::string result = "cafmq::" + to_string(static_cast<errc>(x.code()));
+  auto& ctx = x.context();
+  if (ctx.size() == 1 && ctx.match_element<std::string>(0)) {
+    result += ": ";
+    result += ctx.get_as<std::string>(0);
+  }
+  return result;
+}
+
+namespace {
+
+bool mentions(const std::string& what, const char* needle) {
+  return what.find(needle) != std::string::npos;
+}
+
+} // namespace
+
+caf::error from_exception(const std::exception& e) {
+  std::string what = e.what();
+  while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
+    what.pop_back();
+  if (dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr)
+    return make_error(errc::database_unavailable, what);
+  if (auto sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
+    const auto& state = sql->sqlstate();
+    if (state == "22P02" && mentions(what, "json"))
+      return make_error(errc::invalid_json, what);
+    if (state == "22P05" || state == "22032")
+      return make_error(errc::invalid_json, what);
+    if (state == "23505" && mentions(what, "_pkey"))
+      return make_error(errc::duplicate_id, what);
+    if (state == "23514" || state == "22021" || state == "22023")
+      return make_error(errc::invalid_argument, what);
+    if (state == "40001" || state == "40P01")
+      return make_error(errc::conflict, what);
+    if (state.rfind("08", 0) == 0 || state == "57P01")
+      return make_error(errc::database_unavailable, what);
+    return make_error(errc::database, what);
+  }
+  if (dynamic_cast<const nlohmann::json::exception*>(&e) != nullptr)
+    return make_error(errc::payload_mismatch, what);
+  if (dynamic_cast<const pqxx::failure*>(&e) != nullptr)
+    return make_error(errc::database, what);
+  return make_error(errc::handler_failed, what);
+}
+
+} // namespace cafmq

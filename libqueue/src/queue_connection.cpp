@@ -1,0 +1,107 @@
+#include "cafmq/queue_connection.hpp"
+
+#include <pqxx/pqxx>
+
+#include "cafmq/error.hpp"
+#include "statements.hpp"
+
+namespace cafmq {
+
+struct queue_connection::impl {
+  explicit impl(const std::string& url) : conn(url) {
+    // nop
+  }
+
+  // Runs `f` in a transaction of its own and commits it.
+  template <class F>
+  auto run(F f) -> caf::expected<decltype(f(std::declval<pqxx::work&>()))> {
+    using result_type = caf::expected<decltype(f(std::declval<pqxx::work&>()))>;
+    return guarded([&]() -> result_type {
+      pqxx::work tx{conn};
+      auto result = f(tx);
+      tx.commit();
+      return result;
+    });
+  }
+
+  pqxx::connection conn;
+};
+
+queue_connection::queue_connection(std::unique_ptr<impl> ptr)
+  : impl_(std::move(ptr)) {
+  // nop
+}
+
+queue_connection::~queue_connection() {
+  // nop
+}
+
+caf::expected<std::shared_ptr<queue_connection>>
+queue_connection::open(const std::string& url) {
+  return guarded([&]() -> caf::expected<std::shared_ptr<queue_connection>> {
+    auto ptr = std::make_unique<impl>(url);
+    return std::shared_ptr<queue_connection>{
+      new queue_connection(std::move(ptr))};
+  });
+}
+
+caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
+  auto result = impl_->run(
+    [&](pqxx::work& tx) { return detail::claim(tx, req, cursor_); });
+  if (result)
+    cursor_ = result->cursor;
+  return result;
+}
+
+caf::expected<std::vector<uuid>>
+queue_connection::complete(const std::vector<attempt_ref>& xs) {
+  return impl_->run([&](pqxx::work& tx) { return detail::complete(tx, xs); });
+}
+
+caf::expected<std::vector<fail_result>>
+queue_connection::fail(const std::vector<attempt_failure>& xs) {
+  return impl_->run([&](pqxx::work& tx) { return detail::fail(tx, xs); });
+}
+
+caf::expected<std::vector<lease_state>>
+queue_connection::keep_alive(const std::vector<attempt_ref>& xs,
+                             std::chrono::microseconds lease) {
+  return impl_->run(
+    [&](pqxx::work& tx) { return detail::keep_alive(tx, xs, lease); });
+}
+
+caf::error queue_connection::complete(const attempt_ref& x) {
+  auto done = complete(std::vector<attempt_ref>{x});
+  if (!done)
+    return std::move(done.error());
+  if (done->empty())
+    return stale_attempt_error(x);
+  return caf::none;
+}
+
+caf::error queue_connection::checkpoint(const attempt_ref& x,
+                                        const cafmq::checkpoint& cp) {
+  auto ok
+    = impl_->run([&](pqxx::work& tx) { return detail::checkpoint(tx, x, cp); });
+  if (!ok)
+    return std::move(ok.error());
+  if (!*ok)
+    return stale_attempt_error(x);
+  return caf::none;
+}
+
+caf::error queue_connection::keep_alive(const attempt_ref& x,
+                                        std::chrono::microseconds lease) {
+  auto owned = keep_alive(std::vector<attempt_ref>{x}, lease);
+  if (!owned)
+    return std::move(owned.error());
+  if (owned->empty())
+    return stale_attempt_error(x);
+  return caf::none;
+}
+
+pqxx::connection_base& queue_connection::connection() noexcept {
+  return impl_->conn;
+}
+
+} // namespace cafmq

@@ -1,0 +1,252 @@
+#include "cafmq/spawn.hpp"
+
+#include <atomic>
+
+#include <pqxx/pqxx>
+
+#include "cafmq/error.hpp"
+#include "cafmq/sql.hpp"
+#include "sql_util.hpp"
+
+namespace cafmq {
+
+namespace {
+
+std::atomic<std::size_t> payload_limit_{1024 * 1024};
+
+std::int64_t micros_since_epoch(spawn_builder::clock::time_point x) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+           x.time_since_epoch())
+    .count();
+}
+
+caf::error check_duration(const char* what, std::chrono::microseconds x,
+                          bool allow_zero) {
+  if (x.count() < 0 || (!allow_zero && x.count() == 0))
+    return make_error(errc::invalid_argument,
+                      std::string{what} + " must be "
+                        + (allow_zero ? "zero or more" : "positive") + ", got "
+                        + std::to_string(x.count()) + " us");
+  return caf::none;
+}
+
+} // namespace
+
+std::size_t payload_limit() noexcept {
+  return payload_limit_.load();
+}
+
+void payload_limit(std::size_t bytes) noexcept {
+  payload_limit_ = bytes;
+}
+
+spawn_builder::spawn_builder(std::string name, const task_options& defaults)
+  : id_(uuid::random()), name_(std::move(name)), opts_(defaults) {
+  // nop
+}
+
+spawn_builder& spawn_builder::id(const uuid& x) {
+  id_ = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::channel_name(std::string x) {
+  opts_.channel_name = std::move(x);
+  return *this;
+}
+
+spawn_builder& spawn_builder::channel_args(std::string x) {
+  opts_.channel_args = std::move(x);
+  return *this;
+}
+
+spawn_builder& spawn_builder::delay(std::chrono::microseconds x) {
+  delay_ = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::run_at(clock::time_point x) {
+  run_at_ = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::retries(int x) {
+  opts_.retries = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::backoff(std::chrono::microseconds initial) {
+  opts_.backoff = initial;
+  return *this;
+}
+
+spawn_builder& spawn_builder::backoff_cap(std::chrono::microseconds cap) {
+  opts_.backoff_cap = cap;
+  return *this;
+}
+
+spawn_builder& spawn_builder::ordered(bool x) {
+  opts_.ordered = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::commit_interval(std::chrono::microseconds x) {
+  commit_interval_ = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::timeout(std::chrono::microseconds x) {
+  opts_.timeout = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::deadline(clock::time_point x) {
+  deadline_ = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::unique_key(std::string x) {
+  unique_key_ = std::move(x);
+  return *this;
+}
+
+spawn_builder& spawn_builder::raw_json(std::string x) {
+  json_ = std::move(x);
+  return *this;
+}
+
+spawn_builder& spawn_builder::bytes(std::string x) {
+  bytes_ = std::move(x);
+  return *this;
+}
+
+caf::error spawn_builder::validate() const {
+  if (auto err = detail::check_name("task name", name_, max_name_bytes, false))
+    return err;
+  if (auto err = detail::check_name("channel name", opts_.channel_name,
+                                    max_name_bytes, true))
+    return err;
+  if (auto err = detail::check_name("channel args", opts_.channel_args,
+                                    max_channel_args_bytes, true))
+    return err;
+  if (unique_key_)
+    if (auto err = detail::check_name("unique key", *unique_key_,
+                                      max_unique_key_bytes, false))
+      return err;
+  if (opts_.retries < 0 || opts_.retries > 1000000)
+    return make_error(errc::invalid_argument,
+                      "retries must be between 0 and 1000000, got "
+                        + std::to_string(opts_.retries));
+  if (auto err = check_duration("backoff", opts_.backoff, true))
+    return err;
+  if (opts_.backoff_cap < opts_.backoff)
+    return make_error(errc::invalid_argument,
+                      "backoff cap must not be below the initial backoff");
+  if (delay_)
+    if (auto err = check_duration("delay", *delay_, true))
+      return err;
+  if (delay_ && run_at_)
+    return make_error(errc::invalid_argument,
+                      "set either a delay or a run-at time, not both");
+  if (commit_interval_)
+    if (auto err = check_duration("commit interval", *commit_interval_, false))
+      return err;
+  if (opts_.timeout)
+    if (auto err = check_duration("timeout", *opts_.timeout, false))
+      return err;
+  if (id_.nil())
+    return make_error(errc::invalid_argument, "task id must not be nil");
+  auto size = (json_ ? json_->size() : 0) + (bytes_ ? bytes_->size() : 0);
+  if (size > payload_limit())
+    return make_error(errc::payload_too_large,
+                      "payload has " + std::to_string(size)
+                        + " bytes, the limit is "
+                        + std::to_string(payload_limit()));
+  if (json_) {
+    if (json_->find('\0') != std::string::npos)
+      return make_error(errc::invalid_json, "JSON payload contains a NUL byte");
+    if (!nlohmann::json::accept(*json_))
+      return make_error(errc::invalid_json,
+                        "JSON payload does not parse: " + json_->substr(0, 64));
+  }
+  return caf::none;
+}
+
+nlohmann::json spawn_builder::to_spec() const {
+  nlohmann::json spec{
+    {"id", to_string(id_)},
+    {"name", name_},
+    {"channel_name", opts_.channel_name},
+    {"channel_args", opts_.channel_args},
+    {"ordered", opts_.ordered},
+    {"max_attempts", opts_.retries + 1},
+    {"backoff_us", opts_.backoff.count()},
+    {"backoff_cap_us", opts_.backoff_cap.count()},
+  };
+  if (delay_)
+    spec["delay_us"] = delay_->count();
+  if (run_at_)
+    spec["run_at_us"] = micros_since_epoch(*run_at_);
+  if (commit_interval_)
+    spec["commit_us"] = commit_interval_->count();
+  if (opts_.timeout)
+    spec["timeout_us"] = opts_.timeout->count();
+  if (deadline_)
+    spec["deadline_us"] = micros_since_epoch(*deadline_);
+  if (unique_key_)
+    spec["unique_key"] = *unique_key_;
+  if (json_)
+    spec["json"] = *json_;
+  if (bytes_)
+    spec["bytes"] = detail::base64(*bytes_);
+  return spec;
+}
+
+caf::expected<spawn_result>
+spawn_builder::spawn(pqxx::transaction_base& tx) const {
+  auto result = spawn_many(tx, {*this});
+  if (!result)
+    return std::move(result.error());
+  return result->front();
+}
+
+caf::expected<spawn_result>
+spawn_builder::spawn(pqxx::connection_base& conn) const {
+  auto result = spawn_many(conn, {*this});
+  if (!result)
+    return std::move(result.error());
+  return result->front();
+}
+
+caf::expected<std::vector<spawn_result>>
+spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
+  auto specs = nlohmann::json::array();
+  for (const auto& x : xs) {
+    if (auto err = x.validate())
+      return err;
+    specs.push_back(x.to_spec());
+  }
+  if (xs.empty())
+    return std::vector<spawn_result>{};
+  return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
+    auto rows = tx.exec_params(sql::spawn, specs.dump());
+    std::vector<spawn_result> result;
+    result.reserve(rows.size());
+    for (const auto& row : rows)
+      result.push_back({detail::to_uuid(row[0]), row[1].as<bool>()});
+    return result;
+  });
+}
+
+caf::expected<std::vector<spawn_result>>
+spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs) {
+  return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
+    pqxx::work tx{conn};
+    auto result = spawn_many(tx, xs);
+    if (result)
+      tx.commit();
+    return result;
+  });
+}
+
+} // namespace cafmq

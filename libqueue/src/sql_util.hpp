@@ -1,0 +1,49 @@
+#pragma once
+
+// Helpers for passing values to the SQL functions (private to libqueue).
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <pqxx/pqxx>
+
+#include "cafmq/uuid.hpp"
+
+namespace cafmq::detail {
+
+/// A PostgreSQL array literal of quoted text elements.
+std::string text_array(const std::vector<std::string>& xs);
+
+std::string uuid_array(const std::vector<uuid>& xs);
+
+std::string int_array(const std::vector<int>& xs);
+
+std::string bool_array(const std::vector<bool>& xs);
+
+std::string base64(std::string_view bytes);
+
+bool valid_utf8(std::string_view str);
+
+/// Checks a name: `max_bytes` at most, UTF-8, no NUL, non-empty if required.
+caf::error check_name(const char* what, std::string_view value,
+                      std::size_t max_bytes, bool allow_empty);
+
+/// Reads a uuid column.
+uuid to_uuid(const pqxx::field& f);
+
+/// Reads a column holding microseconds (a float8 from extract()).
+std::optional<std::chrono::microseconds> to_micros(const pqxx::field& f);
+
+/// Reads a column holding microseconds since the epoch.
+std::optional<std::chrono::system_clock::time_point>
+to_time(const pqxx::field& f);
+
+/// Reads a bytea column into a byte string.
+std::optional<std::string> to_bytes(const pqxx::field& f);
+
+} // namespace cafmq::detail

@@ -1,0 +1,135 @@
+#include "statements.hpp"
+
+#include <pqxx/pqxx>
+
+#include "cafmq/sql.hpp"
+#include "sql_util.hpp"
+
+namespace cafmq::detail {
+
+namespace {
+
+std::vector<uuid> ids_of(const std::vector<attempt_ref>& xs) {
+  std::vector<uuid> result;
+  result.reserve(xs.size());
+  for (const auto& x : xs)
+    result.push_back(x.id);
+  return result;
+}
+
+std::vector<int> attempts_of(const std::vector<attempt_ref>& xs) {
+  std::vector<int> result;
+  result.reserve(xs.size());
+  for (const auto& x : xs)
+    result.push_back(x.attempt);
+  return result;
+}
+
+std::optional<std::string> optional_text(const pqxx::field& f) {
+  if (f.is_null())
+    return std::nullopt;
+  return std::string{f.c_str(), f.size()};
+}
+
+} // namespace
+
+claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
+                   const claim_cursor& cursor) {
+  std::optional<std::string> channels;
+  if (!req.channels.empty())
+    channels = text_array(req.channels);
+  auto rows = tx.exec_params(sql::claim, req.node, text_array(req.names),
+                             channels, req.limit, req.lease.count(),
+                             cursor.channel_name, cursor.channel_args);
+  claim_result result;
+  result.tasks.reserve(rows.size());
+  for (const auto& row : rows) {
+    if (row["id"].is_null()) {
+      result.cursor.channel_name = optional_text(row["cursor_name"]);
+      result.cursor.channel_args = optional_text(row["cursor_args"]);
+      result.wait = to_micros(row["wait_us"]);
+      if (result.wait && result.wait->count() < 0)
+        result.wait = std::chrono::microseconds{0};
+      continue;
+    }
+    claimed_task task;
+    task.id = to_uuid(row["id"]);
+    task.name = row["name"].c_str();
+    task.channel_name = row["channel_name"].c_str();
+    task.channel_args = row["channel_args"].c_str();
+    task.attempt = row["attempt"].as<int>();
+    task.max_attempts = row["max_attempts"].as<int>();
+    task.timeout = to_micros(row["timeout_us"]);
+    task.deadline = to_time(row["deadline_us"]);
+    task.payload_json = optional_text(row["payload_json"]);
+    task.payload_bytes = to_bytes(row["payload_bytes"]);
+    result.tasks.push_back(std::move(task));
+  }
+  return result;
+}
+
+std::vector<uuid> complete(pqxx::transaction_base& tx,
+                           const std::vector<attempt_ref>& xs) {
+  auto rows = tx.exec_params(sql::complete, uuid_array(ids_of(xs)),
+                             int_array(attempts_of(xs)));
+  std::vector<uuid> result;
+  result.reserve(rows.size());
+  for (const auto& row : rows)
+    result.push_back(to_uuid(row[0]));
+  return result;
+}
+
+std::vector<fail_result> fail(pqxx::transaction_base& tx,
+                              const std::vector<attempt_failure>& xs) {
+  std::vector<uuid> ids;
+  std::vector<int> attempts;
+  std::vector<std::string> errors;
+  std::vector<bool> retryable;
+  for (const auto& x : xs) {
+    ids.push_back(x.ref.id);
+    attempts.push_back(x.ref.attempt);
+    // PostgreSQL text cannot hold NUL or invalid UTF-8; keep what it can.
+    std::string error;
+    for (char c : x.error)
+      if (c != '\0')
+        error += c;
+    if (!valid_utf8(error))
+      error = "(error text is not valid UTF-8)";
+    errors.push_back(std::move(error));
+    retryable.push_back(x.retryable);
+  }
+  auto rows = tx.exec_params(sql::fail, uuid_array(ids), int_array(attempts),
+                             text_array(errors), bool_array(retryable));
+  std::vector<fail_result> result;
+  for (const auto& row : rows)
+    result.push_back(
+      {to_uuid(row[0]), row[1].c_str(),
+       to_time(row[2]).value_or(std::chrono::system_clock::time_point{})});
+  return result;
+}
+
+std::vector<lease_state> keep_alive(pqxx::transaction_base& tx,
+                                    const std::vector<attempt_ref>& xs,
+                                    std::chrono::microseconds lease) {
+  auto rows = tx.exec_params(sql::keep_alive, uuid_array(ids_of(xs)),
+                             int_array(attempts_of(xs)), lease.count());
+  std::vector<lease_state> result;
+  for (const auto& row : rows)
+    result.push_back({to_uuid(row[0]), row[1].as<bool>()});
+  return result;
+}
+
+bool checkpoint(pqxx::transaction_base& tx, const attempt_ref& x,
+                const cafmq::checkpoint& cp) {
+  std::optional<std::string> bytes;
+  if (cp.bytes())
+    bytes = base64(*cp.bytes());
+  std::optional<std::int64_t> lease;
+  if (cp.keep_alive())
+    lease = cp.keep_alive()->count();
+  auto row = tx.exec_params1(sql::checkpoint, to_string(x.id), x.attempt,
+                             cp.raw_json(), bytes, cp.extra_retries(), lease);
+  return row[0].as<bool>();
+}
+
+} // namespace cafmq::detail

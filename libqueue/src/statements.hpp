@@ -1,0 +1,36 @@
+#pragma once
+
+// The queue's statements, run in a given transaction. They throw libpqxx
+// exceptions; public functions translate them with `guarded`.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "cafmq/checkpoint.hpp"
+#include "cafmq/claimed_task.hpp"
+#include "cafmq/queue_connection.hpp"
+
+namespace cafmq::detail {
+
+claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
+                   const claim_cursor& cursor);
+
+/// Returns the ids completed now.
+std::vector<uuid> complete(pqxx::transaction_base& tx,
+                           const std::vector<attempt_ref>& xs);
+
+std::vector<fail_result> fail(pqxx::transaction_base& tx,
+                              const std::vector<attempt_failure>& xs);
+
+std::vector<lease_state> keep_alive(pqxx::transaction_base& tx,
+                                    const std::vector<attempt_ref>& xs,
+                                    std::chrono::microseconds lease);
+
+/// Returns false when the attempt is not current.
+bool checkpoint(pqxx::transaction_base& tx, const attempt_ref& x,
+                const cafmq::checkpoint& cp);
+
+} // namespace cafmq::detail

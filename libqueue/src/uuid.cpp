@@ -1,0 +1,88 @@
+#include "cafmq/uuid.hpp"
+
+#include <random>
+
+namespace cafmq {
+
+uuid uuid::random() {
+  // One generator per thread, seeded from the OS once.
+  thread_local std::mt19937_64 gen{[] {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd(), rd(), rd(), rd(), rd()};
+    return std::mt19937_64{seq};
+  }()};
+  bytes_type bytes;
+  for (size_t i = 0; i < bytes.size(); i += 8) {
+    auto x = gen();
+    for (size_t j = 0; j < 8; ++j)
+      bytes[i + j] = static_cast<std::uint8_t>(x >> (j * 8));
+  }
+  bytes[6] = static_cast<std::uint8_t>((bytes[6] & 0x0F) | 0x40);
+  bytes[8] = static_cast<std::uint8_t>((bytes[8] & 0x3F) | 0x80);
+  return uuid{bytes};
+}
+
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+} // namespace
+
+std::optional<uuid> uuid::parse(std::string_view str) {
+  if (str.size() != 36)
+    return std::nullopt;
+  bytes_type bytes;
+  size_t pos = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (pos == 8 || pos == 13 || pos == 18 || pos == 23) {
+      if (str[pos] != '-')
+        return std::nullopt;
+      ++pos;
+    }
+    auto hi = hex_value(str[pos]);
+    auto lo = hex_value(str[pos + 1]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    bytes[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+    pos += 2;
+  }
+  return uuid{bytes};
+}
+
+bool uuid::nil() const noexcept {
+  for (auto b : bytes_)
+    if (b != 0)
+      return false;
+  return true;
+}
+
+std::string to_string(const uuid& x) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string result;
+  result.reserve(36);
+  for (size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10)
+      result += '-';
+    result += digits[x.bytes()[i] >> 4];
+    result += digits[x.bytes()[i] & 0x0F];
+  }
+  return result;
+}
+
+} // namespace cafmq
+
+std::size_t
+std::hash<cafmq::uuid>::operator()(const cafmq::uuid& x) const noexcept {
+  std::size_t result = 0;
+  for (auto b : x.bytes())
+    result = result * 31 + b;
+  return result;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install the Debian packages this project needs (idempotent; fast when everything is present).
+set -euo pipefail
+
+PACKAGES=(build-essential cmake pkg-config libcaf-dev libpqxx-dev nlohmann-json3-dev
+          postgresql-15 postgresql-client-15 clang-format)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup.sh: all ${#PACKAGES[@]} required packages are installed"
+  exit 0
+fi
+
+install_cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+
+if [[ $EUID -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo=(sudo -n)
+else
+  echo "setup.sh: error: missing packages: ${missing[*]}" >&2
+  echo "setup.sh: run as root:  $install_cmd" >&2
+  exit 1
+fi
+
+echo "setup.sh: installing: ${missing[*]}" >&2
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+echo "setup.sh: installed ${missing[*]}"

@@ -1,0 +1,1 @@
+SELECT cafmq.clear($1::text[])

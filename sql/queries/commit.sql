@@ -1,0 +1,1 @@
+SELECT * FROM cafmq.commit($1::uuid[])

@@ -1,0 +1,1 @@
+SELECT * FROM cafmq.complete($1::uuid[], $2::integer[])

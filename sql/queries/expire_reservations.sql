@@ -1,0 +1,1 @@
+SELECT cafmq.expire_reservations($1)

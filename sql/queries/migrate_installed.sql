@@ -1,0 +1,1 @@
+SELECT to_regclass('cafmq.schema_version') IS NOT NULL

@@ -1,0 +1,1 @@
+SELECT pg_advisory_xact_lock(hashtextextended('cafmq.migrate', 7305))

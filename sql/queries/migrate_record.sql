@@ -1,0 +1,1 @@
+INSERT INTO cafmq.schema_version (version, name) VALUES ($1, $2)

@@ -1,0 +1,1 @@
+SELECT id, created FROM cafmq.spawn($1::json)

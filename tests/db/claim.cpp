@@ -1,0 +1,229 @@
+#define CAF_SUITE claim
+#include <caf/test/unit_test.hpp>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "cafmq/current_task.hpp"
+#include "support/db_fixture.hpp"
+#include "support/queue_helpers.hpp"
+
+using namespace cafmq;
+using namespace cafmq::test;
+
+namespace {
+
+// Spawns `n` tasks named `name` over `channels` channels in batches.
+void spawn_tasks(pqxx::connection_base& conn, const std::string& name, int n,
+                 int channels = 1) {
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < n; ++i) {
+    xs.push_back(spawn_builder{name}.channel_name("c").channel_args(
+      std::to_string(i % channels)));
+    if (xs.size() == 5000 || i + 1 == n) {
+      spawn_or_throw(conn, xs);
+      xs.clear();
+    }
+  }
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(claim_tests, db_fixture)
+
+CAF_TEST(two pollers claim every task exactly once) {
+  constexpr int n = 10000;
+  spawn_tasks(*conn, "t", n, 100);
+  std::mutex mtx;
+  std::multiset<std::pair<std::string, int>> claimed; // (id, attempt)
+  std::vector<std::string> errors;
+  auto run = [&](std::string node) {
+    auto q = poller();
+    for (;;) {
+      auto batch = q->claim(request({"t"}, 32, node));
+      if (!batch) {
+        std::lock_guard<std::mutex> guard{mtx};
+        errors.push_back(render(batch.error()));
+        return;
+      }
+      if (batch->tasks.empty())
+        return;
+      std::vector<attempt_ref> refs;
+      {
+        std::lock_guard<std::mutex> guard{mtx};
+        for (auto& t : batch->tasks) {
+          claimed.emplace(to_string(t.id), t.attempt);
+          refs.push_back({t.id, t.attempt});
+        }
+      }
+      if (auto done = q->complete(refs); !done || done->size() != refs.size()) {
+        std::lock_guard<std::mutex> guard{mtx};
+        errors.push_back("a completion was refused");
+        return;
+      }
+    }
+  };
+  std::thread a{run, "a"};
+  std::thread b{run, "b"};
+  a.join();
+  b.join();
+  CAF_CHECK(errors.empty());
+  CAF_CHECK_EQUAL(claimed.size(), static_cast<size_t>(n));
+  std::set<std::pair<std::string, int>> unique(claimed.begin(), claimed.end());
+  CAF_CHECK_EQUAL(unique.size(), static_cast<size_t>(n));
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "state = 'completed' AND attempt = 1"),
+                  n);
+  // Both pollers did real work.
+  CAF_CHECK_GREATER(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                     "node = 'a'"),
+                    0);
+  CAF_CHECK_GREATER(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                     "node = 'b'"),
+                    0);
+}
+
+CAF_TEST(a small channel is not starved by a huge one) {
+  // One channel with 100,000 ready tasks, 50 channels with one each.
+  {
+    pqxx::work tx{*conn};
+    tx.exec("SELECT cafmq.spawn(json_agg(json_build_object("
+            "'id', gen_random_uuid(), 'name', 't', 'channel_name', 'big', "
+            "'channel_args', '', 'ordered', false, 'max_attempts', 1, "
+            "'backoff_us', 0, 'backoff_cap_us', 0))) "
+            "FROM generate_series(1, 100000)");
+    tx.commit();
+  }
+  std::vector<spawn_builder> small;
+  for (int i = 0; i < 50; ++i)
+    small.push_back(
+      spawn_builder{"t"}.channel_name("small").channel_args(std::to_string(i)));
+  spawn_or_throw(*conn, small);
+  pqxx::nontransaction{*conn}.exec0("ANALYZE cafmq.tasks");
+  auto q = poller();
+  std::set<std::string> small_seen;
+  for (int round = 0; round < 2; ++round)
+    for (auto& t : claim_or_throw(*q, request({"t"}, 32)).tasks)
+      if (t.channel_name == "small")
+        small_seen.insert(t.channel_args);
+  CAF_CHECK_EQUAL(small_seen.size(), 50u);
+}
+
+CAF_TEST(an expired lease makes a running task claimable again) {
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  auto first = claim_or_throw(*q, request({"t"}));
+  CAF_REQUIRE_EQUAL(first.tasks.size(), 1u);
+  // Lease still valid: nobody else gets it.
+  CAF_CHECK(claim_or_throw(*q, request({"t"})).tasks.empty());
+  age_task(*conn, id, 3600);
+  auto second = claim_or_throw(*q, request({"t"}));
+  CAF_REQUIRE_EQUAL(second.tasks.size(), 1u);
+  CAF_CHECK(second.tasks[0].id == id);
+  CAF_CHECK_EQUAL(second.tasks[0].attempt, 2);
+  auto st = status(*conn, id);
+  CAF_CHECK(st->last_error == std::string{"lease expired"});
+}
+
+CAF_TEST(a keep alive in time prevents lease expiry) {
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  auto req = request({"t"});
+  req.lease = std::chrono::seconds{10};
+  auto first = claim_or_throw(*q, req);
+  CAF_REQUIRE_EQUAL(first.tasks.size(), 1u);
+  age_task(*conn, id, 5); // 5 s left on the lease
+  current_task task{first.tasks[0], q};
+  CAF_CHECK(!task.keep_alive(std::chrono::seconds{60}));
+  age_task(*conn, id, 30); // would have expired without the keep-alive
+  CAF_CHECK(claim_or_throw(*q, req).tasks.empty());
+  CAF_CHECK_EQUAL(state_of(*conn, id), "running");
+}
+
+CAF_TEST(stale attempts change nothing) {
+  auto id = spawn_builder{"t"}.json(1).spawn(*conn)->id;
+  auto q = poller();
+  auto first = claim_or_throw(*q, request({"t"})).tasks.at(0);
+  age_task(*conn, id, 3600);
+  auto second = claim_or_throw(*q, request({"t"})).tasks.at(0);
+  CAF_REQUIRE_EQUAL(second.attempt, 2);
+  current_task old_task{first, q};
+  current_task new_task{second, q};
+  // The old attempt can neither complete, checkpoint nor keep alive.
+  CAF_CHECK_EQUAL(code_of(old_task.complete()), errc::stale_attempt);
+  CAF_CHECK_EQUAL(code_of(old_task.checkpoint(checkpoint{}.json(99))),
+                  errc::stale_attempt);
+  CAF_CHECK_EQUAL(code_of(old_task.keep_alive(std::chrono::hours{1})),
+                  errc::stale_attempt);
+  {
+    auto c = connect();
+    pqxx::work tx{*c};
+    tx.exec0("CREATE TABLE side_effect (x int)");
+    tx.exec0("INSERT INTO side_effect VALUES (1)");
+    CAF_CHECK_EQUAL(code_of(old_task.complete(tx)), errc::stale_attempt);
+    // Not committed: the caller's side effects roll back with it.
+  }
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM pg_tables WHERE "
+                                   "tablename = 'side_effect'"),
+                  0);
+  auto failed = q->fail({{{first.id, first.attempt}, "late failure", true}});
+  CAF_REQUIRE(failed);
+  CAF_CHECK(failed->empty());
+  auto st = status(*conn, id);
+  CAF_CHECK_EQUAL(to_string(st->state), "running");
+  CAF_CHECK_EQUAL(st->attempt, 2);
+  // The current attempt completes; afterwards a rescued old one cannot undo it.
+  CAF_CHECK(!new_task.complete());
+  CAF_CHECK_EQUAL(code_of(old_task.complete()), errc::stale_attempt);
+  CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
+  auto payload = query_value<std::string>("SELECT json::text FROM "
+                                          "cafmq.payloads");
+  CAF_CHECK_EQUAL(payload, "1");
+}
+
+CAF_TEST(the claim uses indexes with a million pending tasks) {
+  {
+    pqxx::work tx{*conn};
+    tx.exec0(
+      "INSERT INTO cafmq.tasks (id, seq, name, channel_name, "
+      "channel_args, state, ordered, max_attempts, run_at, backoff, "
+      "backoff_cap) SELECT gen_random_uuid(), i, 't', 'c', (i % 1000)::text, "
+      "'pending', i % 10 = 0, 5, now(), '1 s', '1 h' "
+      "FROM generate_series(1, 1000000) i");
+    tx.exec0("INSERT INTO cafmq.payloads (id) SELECT id FROM cafmq.tasks");
+    tx.commit();
+  }
+  pqxx::nontransaction{*conn}.exec0("ANALYZE cafmq.tasks");
+  pqxx::nontransaction{*conn}.exec0("LOAD 'auto_explain'");
+  // Every query inside the claim function, with its plan.
+  pqxx::nontransaction tx{*conn};
+  tx.exec0("SET auto_explain.log_min_duration = 0");
+  tx.exec0("SET auto_explain.log_nested_statements = on");
+  tx.exec0("SET auto_explain.log_level = 'NOTICE'");
+  tx.exec0("SET client_min_messages = 'NOTICE'");
+  struct collector : pqxx::errorhandler {
+    explicit collector(pqxx::connection_base& c) : pqxx::errorhandler(c) {}
+    bool operator()(const char msg[]) noexcept override {
+      text += msg;
+      return true;
+    }
+    std::string text;
+  } plans{*conn};
+  auto start = std::chrono::steady_clock::now();
+  auto rows = tx.exec("SELECT * FROM cafmq.claim('n', '{t}', NULL, 32, "
+                      "'30 s', NULL, NULL)");
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  CAF_CHECK_EQUAL(rows.size(), 33u);
+  CAF_MESSAGE(
+    "claim of 32 with 1,000,000 pending took "
+    << std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()
+    << " us (with plan logging)");
+  CAF_CHECK(plans.text.find("Index") != std::string::npos);
+  CAF_CHECK(plans.text.find("Seq Scan") == std::string::npos);
+  if (plans.text.find("Seq Scan") != std::string::npos)
+    CAF_MESSAGE(plans.text);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,80 @@
+#include "support/db_fixture.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "cafmq/error.hpp"
+#include "cafmq/migrate.hpp"
+#include "cafmq/uuid.hpp"
+
+namespace cafmq::test {
+
+std::string admin_url() {
+  auto url = std::getenv("CAFMQ_DATABASE_URL");
+  if (url == nullptr || *url == '\0')
+    throw std::runtime_error("CAFMQ_DATABASE_URL is not set: run the tests "
+                             "through scripts/test.sh, or point it at a "
+                             "PostgreSQL role that may create databases");
+  return url;
+}
+
+std::string with_database(const std::string& url, const std::string& dbname) {
+  for (const char* scheme : {"postgresql://", "postgres://"}) {
+    std::string prefix = scheme;
+    if (url.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    auto path = url.find('/', prefix.size());
+    auto query = url.find('?', prefix.size());
+    auto host_end = std::min(path, query);
+    std::string rest = query == std::string::npos ? "" : url.substr(query);
+    return url.substr(0, host_end) + "/" + dbname + rest;
+  }
+  return url + " dbname=" + dbname;
+}
+
+db_fixture::db_fixture() {
+  static std::atomic<int> counter{0};
+  dbname = "cafmq_test_" + std::to_string(::getpid()) + "_"
+           + std::to_string(counter++) + "_"
+           + to_string(uuid::random()).substr(0, 8);
+  {
+    pqxx::connection admin{admin_url()};
+    pqxx::nontransaction tx{admin};
+    tx.exec0("CREATE DATABASE " + tx.quote_name(dbname));
+  }
+  url = with_database(admin_url(), dbname);
+  conn = connect();
+  auto version = migrate(*conn);
+  if (!version)
+    throw std::runtime_error("cannot migrate the test database: "
+                             + render(version.error()));
+}
+
+db_fixture::~db_fixture() {
+  conn.reset();
+  try {
+    pqxx::connection admin{admin_url()};
+    pqxx::nontransaction tx{admin};
+    tx.exec0("DROP DATABASE IF EXISTS " + tx.quote_name(dbname)
+             + " WITH (FORCE)");
+  } catch (...) {
+    // A leftover test database is harmless; never throw from here.
+  }
+}
+
+std::unique_ptr<pqxx::connection> db_fixture::connect() const {
+  return std::make_unique<pqxx::connection>(url);
+}
+
+std::shared_ptr<queue_connection> db_fixture::poller() const {
+  auto result = queue_connection::open(url);
+  if (!result)
+    throw std::runtime_error("cannot open a queue connection: "
+                             + render(result.error()));
+  return *result;
+}
+
+} // namespace cafmq::test

@@ -1,0 +1,44 @@
+#pragma once
+
+// Gives each test a fresh, migrated database on the cluster that
+// CAFMQ_DATABASE_URL names, and drops it afterwards, so db tests run in
+// parallel without seeing each other.
+
+#include <memory>
+#include <string>
+
+#include <pqxx/pqxx>
+
+#include "cafmq/queue_connection.hpp"
+
+namespace cafmq::test {
+
+/// CAFMQ_DATABASE_URL, or an exception explaining how to set it.
+std::string admin_url();
+
+/// `url` with its database replaced by `dbname`.
+std::string with_database(const std::string& url, const std::string& dbname);
+
+struct db_fixture {
+  db_fixture();
+  ~db_fixture();
+
+  /// A new connection to the test database.
+  std::unique_ptr<pqxx::connection> connect() const;
+
+  /// A new queue connection (a poller of its own) to the test database.
+  std::shared_ptr<queue_connection> poller() const;
+
+  /// Runs one statement on `conn` and returns the first column of row 0.
+  template <class T>
+  T query_value(const std::string& sql) {
+    pqxx::nontransaction tx{*conn};
+    return tx.exec1(sql)[0].as<T>();
+  }
+
+  std::string dbname;
+  std::string url;
+  std::unique_ptr<pqxx::connection> conn;
+};
+
+} // namespace cafmq::test

@@ -1,0 +1,101 @@
+#define CAF_SUITE spawn_builder
+#include <caf/test/unit_test.hpp>
+
+#include "cafmq/error.hpp"
+#include "cafmq/registry.hpp"
+#include "cafmq/spawn.hpp"
+
+using namespace cafmq;
+
+namespace {
+
+errc code(const spawn_builder& x) {
+  return code_of(x.validate());
+}
+
+} // namespace
+
+CAF_TEST(a builder with defaults is valid) {
+  CAF_CHECK_EQUAL(code(spawn_builder{"send-mail"}), errc::none);
+}
+
+CAF_TEST(names must be non - empty short UTF - 8 without NUL) {
+  CAF_CHECK_EQUAL(code(spawn_builder{""}), errc::invalid_name);
+  CAF_CHECK_EQUAL(code(spawn_builder{std::string(256, 'x')}),
+                  errc::invalid_name);
+  CAF_CHECK_EQUAL(code(spawn_builder{std::string(255, 'x')}), errc::none);
+  CAF_CHECK_EQUAL(code(spawn_builder{std::string("a\0b", 3)}),
+                  errc::invalid_name);
+  CAF_CHECK_EQUAL(code(spawn_builder{"\xC3\x28"}), errc::invalid_name);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.channel_name(std::string(256, 'c'))),
+                  errc::invalid_name);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.channel_args(std::string(4097, 'c'))),
+                  errc::invalid_name);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.unique_key("")), errc::invalid_name);
+  CAF_CHECK_EQUAL(code(spawn_builder{"täsk'; DROP TABLE x; --\"🚀"}),
+                  errc::none);
+}
+
+CAF_TEST(option values are range checked) {
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.retries(-1)), errc::invalid_argument);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.delay(std::chrono::seconds{-1})),
+                  errc::invalid_argument);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.backoff(10s).backoff_cap(5s)),
+                  errc::invalid_argument);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.commit_interval(0s)),
+                  errc::invalid_argument);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.timeout(0s)), errc::invalid_argument);
+  CAF_CHECK_EQUAL(
+    code(spawn_builder{"x"}.delay(1s).run_at(std::chrono::system_clock::now())),
+    errc::invalid_argument);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.id(uuid{})), errc::invalid_argument);
+}
+
+CAF_TEST(payloads must be valid JSON within the size limit) {
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.raw_json("{\"a\":")),
+                  errc::invalid_json);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.raw_json(std::string("\"a\0\"", 4))),
+                  errc::invalid_json);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.raw_json("{\"a\": [1, 2]}")),
+                  errc::none);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.json(std::string{"John"})),
+                  errc::none);
+  auto old = payload_limit();
+  payload_limit(16);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.bytes(std::string(17, 'b'))),
+                  errc::payload_too_large);
+  CAF_CHECK_EQUAL(code(spawn_builder{"x"}.bytes(std::string(16, 'b'))),
+                  errc::none);
+  payload_limit(old);
+}
+
+CAF_TEST(definitions supply defaults that builders override) {
+  task_options opts;
+  opts.channel_name = "foo";
+  opts.retries = 2;
+  opts.ordered = true;
+  task_definition def{"example", [](current_task&) { return caf::error{}; },
+                      opts};
+  auto spec = def.builder().to_spec();
+  CAF_CHECK(spec["channel_name"] == "foo");
+  CAF_CHECK(spec["max_attempts"] == 3);
+  CAF_CHECK(spec["ordered"] == true);
+  auto over = def.builder().channel_name("bar").ordered(false).to_spec();
+  CAF_CHECK(over["channel_name"] == "bar");
+  CAF_CHECK(over["ordered"] == false);
+}
+
+CAF_TEST(a registry refuses repeated and empty names) {
+  auto handler = [](current_task&) {
+    return caf::error{};
+  };
+  auto ok = registry::make({{"a", handler, {}}, {"b", handler, {}}});
+  CAF_REQUIRE(ok);
+  CAF_CHECK_EQUAL(ok->names(), (std::vector<std::string>{"a", "b"}));
+  CAF_CHECK(ok->find("a") != nullptr);
+  CAF_CHECK(ok->find("c") == nullptr);
+  auto twice = registry::make({{"a", handler, {}}, {"a", handler, {}}});
+  CAF_CHECK_EQUAL(code_of(twice.error()), errc::invalid_name);
+  auto empty = registry::make({{"", handler, {}}});
+  CAF_CHECK_EQUAL(code_of(empty.error()), errc::invalid_name);
+}

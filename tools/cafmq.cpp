@@ -1,0 +1,115 @@
+// cafmq: command-line tool for the queue's database.
+//
+//   cafmq [--database-url=URL] migrate        apply the migrations
+//   cafmq [--database-url=URL] version        schema versions (db / binary)
+//   cafmq [--database-url=URL] status ID      one task's state
+//
+// The URL defaults to CAFMQ_DATABASE_URL. Exit codes: 0 success, 1 error,
+// 2 usage.
+
+#include <cstdlib>
+#include <iostream>
+
+#include <caf/actor_system_config.hpp>
+#include <pqxx/pqxx>
+
+#include "cafmq/client.hpp"
+#include "cafmq/error.hpp"
+#include "cafmq/migrate.hpp"
+
+namespace {
+
+struct config : caf::actor_system_config {
+  std::string database_url;
+
+  config() {
+    opt_group{custom_options_, "global"}.add(
+      database_url, "database-url,u",
+      "PostgreSQL URL (default: CAFMQ_DATABASE_URL)");
+  }
+};
+
+int fail(const caf::error& err) {
+  std::cerr << "cafmq: " << cafmq::render(err) << '\n';
+  return 1;
+}
+
+int usage() {
+  std::cerr << "usage: cafmq [--database-url=URL] migrate | version | "
+               "status ID\n";
+  return 2;
+}
+
+std::string fmt_time(std::chrono::system_clock::time_point t) {
+  auto secs = std::chrono::system_clock::to_time_t(t);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
+  return buf;
+}
+
+int run(pqxx::connection& conn, const std::vector<std::string>& args) {
+  const auto& cmd = args[0];
+  if (cmd == "migrate" && args.size() == 1) {
+    auto version = cafmq::migrate(conn);
+    if (!version)
+      return fail(version.error());
+    std::cout << "schema version " << *version << '\n';
+    return 0;
+  }
+  if (cmd == "version" && args.size() == 1) {
+    auto version = cafmq::schema_version(conn);
+    if (!version)
+      return fail(version.error());
+    std::cout << "database " << *version << " binary "
+              << cafmq::latest_schema_version() << '\n';
+    return 0;
+  }
+  if (cmd == "status" && args.size() == 2) {
+    auto id = cafmq::uuid::parse(args[1]);
+    if (!id)
+      return fail(cafmq::make_error(cafmq::errc::invalid_argument,
+                                    "not a task id: " + args[1]));
+    auto st = cafmq::status(conn, *id);
+    if (!st)
+      return fail(st.error());
+    std::cout << "id=" << args[1] << " name=" << st->name
+              << " state=" << to_string(st->state) << " attempt=" << st->attempt
+              << "/" << st->max_attempts
+              << " created=" << fmt_time(st->created_at);
+    if (st->finished_at)
+      std::cout << " finished=" << fmt_time(*st->finished_at);
+    if (st->last_error)
+      std::cout << " last_error=\"" << *st->last_error << '"';
+    std::cout << '\n';
+    return 0;
+  }
+  return usage();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  config cfg;
+  if (auto err = cfg.parse(argc, argv)) {
+    std::cerr << "cafmq: " << caf::to_string(err) << '\n';
+    return usage();
+  }
+  if (cfg.cli_helptext_printed)
+    return 0;
+  if (cfg.remainder.empty())
+    return usage();
+  auto url = cfg.database_url;
+  if (url.empty())
+    if (auto env = std::getenv("CAFMQ_DATABASE_URL"))
+      url = env;
+  if (url.empty()) {
+    std::cerr << "cafmq: no database: pass --database-url or set "
+                 "CAFMQ_DATABASE_URL\n";
+    return 2;
+  }
+  auto rc = cafmq::guarded([&]() -> caf::expected<int> {
+    pqxx::connection conn{url};
+    return run(conn, cfg.remainder);
+  });
+  return rc ? *rc : fail(rc.error());
+}
