@@ -80,6 +80,10 @@ public:
   caf::expected<std::vector<fail_result>>
   fail(const std::vector<attempt_failure>& xs);
 
+  /// Records finished attempts, completions and failures, in one transaction.
+  caf::error record(const std::vector<attempt_ref>& completed,
+                    const std::vector<attempt_failure>& failed);
+
   /// Renews leases; attempts not in the answer are no longer owned.
   caf::expected<std::vector<lease_state>>
   keep_alive(const std::vector<attempt_ref>& xs,

@@ -63,6 +63,19 @@ queue_connection::fail(const std::vector<attempt_failure>& xs) {
   return impl_->run([&](pqxx::work& tx) { return detail::fail(tx, xs); });
 }
 
+caf::error
+queue_connection::record(const std::vector<attempt_ref>& completed,
+                         const std::vector<attempt_failure>& failed) {
+  auto result = impl_->run([&](pqxx::work& tx) {
+    if (!completed.empty())
+      detail::complete(tx, completed);
+    if (!failed.empty())
+      detail::fail(tx, failed);
+    return true;
+  });
+  return result ? caf::error{} : std::move(result.error());
+}
+
 caf::expected<std::vector<lease_state>>
 queue_connection::keep_alive(const std::vector<attempt_ref>& xs,
                              std::chrono::microseconds lease) {

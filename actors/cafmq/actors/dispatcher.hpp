@@ -1,0 +1,33 @@
+#pragma once
+
+// The dispatcher is the runtime's supervisor and poller. It owns the worker
+// pool, the completer and the listener, and keeps between min and max
+// attempts in flight: when fewer than min run, it claims max - running in
+// one batch (one claim in flight at a time; a wake-up during a claim makes
+// it claim again right after). It wakes on (ready_atom) from the listener,
+// on (rescan_atom), and at the nearest scheduled time the database reported
+// (capped by max_poll_wait), and renews the leases of all its running
+// attempts in one statement per keep-alive interval.
+// Messages:
+//   (ready_atom, std::string)  a channel has new work
+//   (rescan_atom)              claim now (after a reconnect)
+//   (done_atom, task_outcome)  from a worker: the attempt ended
+//   (stop_atom)                -> true after a graceful stop: stop claiming,
+//                              let running handlers finish (shutdown_timeout),
+//                              flush outcomes, stop the children, quit
+//   (stats_atom)               -> runner_stats
+
+#include <caf/fwd.hpp>
+
+#include "cafmq/actors/runner_config.hpp"
+
+namespace cafmq::actors {
+
+/// Spawns a dispatcher that claims through `claim_db` and writes through
+/// `write_db` (database actors, or stand-ins in tests). With
+/// `with_listener`, it also listens for notifications on cfg.database_url.
+caf::actor spawn_dispatcher(caf::actor_system& sys, runner_config cfg,
+                            caf::actor claim_db, caf::actor write_db,
+                            bool with_listener);
+
+} // namespace cafmq::actors

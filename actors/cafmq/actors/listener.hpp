@@ -1,0 +1,22 @@
+#pragma once
+
+// The listener owns the LISTEN connection (never used for transactions) and
+// turns notifications on cafmq_ready into (ready_atom, channel_name)
+// messages for the dispatcher. It runs detached: it blocks in
+// await_notification for at most `poll` and re-arms itself with a message,
+// so exit messages are handled between waits. A dead connection (found by
+// an exception or a periodic ping) is rebuilt with backoff, and after every
+// rebuild the dispatcher gets (rescan_atom), because notifications sent
+// while it was down are lost.
+
+#include <chrono>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+namespace cafmq::actors {
+
+caf::actor spawn_listener(caf::actor_system& sys, std::string url,
+                          caf::actor dispatcher);
+
+} // namespace cafmq::actors

@@ -1,0 +1,80 @@
+#pragma once
+
+// Atoms and message types of the runtime. The runtime's messages stay inside
+// one process, so its structs are allowed as unsafe (non-serializable) types.
+
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include "cafmq/actors/runner_config.hpp"
+#include "cafmq/claimed_task.hpp"
+#include "cafmq/queue_connection.hpp"
+
+namespace cafmq::actors {
+
+/// dispatcher → database: claim a batch (claim_request) → claim_result.
+using claim_atom = caf::atom_constant<caf::atom("claim")>;
+/// completer → database: record a write_batch → true.
+using record_atom = caf::atom_constant<caf::atom("record")>;
+/// dispatcher → database: renew leases → std::vector<lease_state>.
+using renew_atom = caf::atom_constant<caf::atom("renew")>;
+/// backend → database: checkpoint one attempt → true or stale error.
+using checkpt_atom = caf::atom_constant<caf::atom("checkpt")>;
+/// listener → dispatcher: a channel has new work (payload: channel name).
+using ready_atom = caf::atom_constant<caf::atom("ready")>;
+/// listener → dispatcher: notifications may have been lost; claim again.
+using rescan_atom = caf::atom_constant<caf::atom("rescan")>;
+/// timer: time to claim (with a generation number).
+using poll_atom = caf::atom_constant<caf::atom("poll")>;
+/// timer: time to renew leases.
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+/// dispatcher → worker: run one claimed attempt.
+using run_atom = caf::atom_constant<caf::atom("run")>;
+/// worker → dispatcher: an attempt ended (task_outcome).
+using done_atom = caf::atom_constant<caf::atom("done")>;
+/// dispatcher → completer: wait until every outcome is written.
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+/// anyone → dispatcher: graceful stop; replies when done.
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+/// timer: the graceful stop ran out of time.
+using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
+/// anyone → dispatcher: counters → runner_stats.
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+
+/// How an attempt ended, as the worker saw it.
+struct task_outcome {
+  enum kind_t {
+    /// The handler succeeded: record completion.
+    completed,
+    /// Already written in the handler's own transaction: nothing to record.
+    recorded,
+    /// The handler failed: record the failure.
+    failed,
+  };
+  attempt_ref ref;
+  kind_t kind = completed;
+  std::string error;
+  bool retryable = true;
+};
+
+/// Outcomes to write in one transaction.
+struct write_batch {
+  std::vector<attempt_ref> completed;
+  std::vector<attempt_failure> failed;
+};
+
+} // namespace cafmq::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::claim_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::claim_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::claimed_task)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::attempt_ref)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::checkpoint)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::attempt_ref>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::lease_state>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::actors::task_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::actors::write_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::actors::runner_stats)

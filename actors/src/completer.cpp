@@ -1,0 +1,95 @@
+#include "cafmq/actors/completer.hpp"
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/messages.hpp"
+#include "cafmq/error.hpp"
+
+namespace cafmq::actors {
+
+namespace {
+
+struct completer_state {
+  write_batch pending;
+  bool writing = false;
+  std::chrono::milliseconds retry_delay{0};
+  std::vector<caf::response_promise> flushes;
+  static inline const char* name = "cafmq.completer";
+};
+
+using completer_actor = caf::stateful_actor<completer_state>;
+
+void write(completer_actor* self, const caf::actor& db);
+
+void written(completer_actor* self, const caf::actor& db) {
+  self->state.writing = false;
+  self->state.retry_delay = std::chrono::milliseconds{0};
+  if (!self->state.pending.completed.empty()
+      || !self->state.pending.failed.empty()) {
+    write(self, db);
+    return;
+  }
+  for (auto& rp : self->state.flushes)
+    rp.deliver(true);
+  self->state.flushes.clear();
+}
+
+void write(completer_actor* self, const caf::actor& db) {
+  auto batch = std::move(self->state.pending);
+  self->state.pending = write_batch{};
+  self->state.writing = true;
+  self->request(db, caf::infinite, record_atom::value, batch)
+    .then([=](bool) { written(self, db); },
+          [=](caf::error& err) mutable {
+            // Put the batch back in front and try again after a backoff.
+            auto& st = self->state;
+            st.writing = false;
+            aout(self) << "cafmq: writing task outcomes failed, retrying: "
+                       << render(err) << std::endl;
+            batch.completed.insert(batch.completed.end(),
+                                   st.pending.completed.begin(),
+                                   st.pending.completed.end());
+            batch.failed.insert(batch.failed.end(), st.pending.failed.begin(),
+                                st.pending.failed.end());
+            st.pending = std::move(batch);
+            st.retry_delay = std::min(
+              std::chrono::milliseconds{5000},
+              std::max(std::chrono::milliseconds{50}, st.retry_delay * 2));
+            self->delayed_send(self, st.retry_delay, flush_atom::value, true);
+          });
+}
+
+caf::behavior completer(completer_actor* self, caf::actor db) {
+  return {
+    [=](done_atom, const task_outcome& x) {
+      auto& st = self->state;
+      if (x.kind == task_outcome::completed)
+        st.pending.completed.push_back(x.ref);
+      else if (x.kind == task_outcome::failed)
+        st.pending.failed.push_back({x.ref, x.error, x.retryable});
+      if (!st.writing && st.retry_delay.count() == 0)
+        write(self, db);
+    },
+    [=](flush_atom) -> caf::result<bool> {
+      auto& st = self->state;
+      if (!st.writing && st.pending.completed.empty()
+          && st.pending.failed.empty())
+        return true;
+      st.flushes.push_back(self->make_response_promise());
+      return caf::delegated<bool>{};
+    },
+    [=](flush_atom, bool) {
+      // The retry timer.
+      if (!self->state.writing)
+        write(self, db);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_completer(caf::actor_system& sys, caf::actor db) {
+  return sys.spawn(completer, std::move(db));
+}
+
+} // namespace cafmq::actors

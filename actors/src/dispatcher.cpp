@@ -1,0 +1,270 @@
+#include "cafmq/actors/dispatcher.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/completer.hpp"
+#include "cafmq/actors/listener.hpp"
+#include "cafmq/actors/messages.hpp"
+#include "cafmq/actors/worker.hpp"
+#include "cafmq/error.hpp"
+
+namespace cafmq::actors {
+
+namespace {
+
+struct running_attempt {
+  int attempt;
+  caf::actor worker;
+};
+
+struct dispatcher_state {
+  runner_config cfg;
+  caf::actor claim_db;
+  caf::actor write_db;
+  caf::actor completer;
+  caf::actor listener;
+  std::vector<caf::actor> workers;
+  std::vector<caf::actor> idle;
+  std::unordered_map<uuid, running_attempt> running;
+  claim_request request;
+  bool claiming = false;
+  bool claim_again = false;
+  std::chrono::milliseconds error_backoff{0};
+  std::optional<caf::actor_clock::time_point> wake_at;
+  int generation = 0;
+  bool stopping = false;
+  std::vector<caf::response_promise> stop_promises;
+  runner_stats stats;
+  static inline const char* name = "cafmq.dispatcher";
+};
+
+using dispatcher_actor = caf::stateful_actor<dispatcher_state>;
+
+void maybe_claim(dispatcher_actor* self);
+
+void finish(dispatcher_actor* self);
+
+// Arms a wake-up after `delay` unless an earlier one is armed.
+void wake_after(dispatcher_actor* self, std::chrono::microseconds delay) {
+  auto& st = self->state;
+  auto at = self->clock().now() + delay;
+  if (st.wake_at && *st.wake_at <= at)
+    return;
+  st.wake_at = at;
+  self->delayed_send(self, delay, poll_atom::value, ++st.generation);
+}
+
+void claimed(dispatcher_actor* self, int limit, claim_result& result) {
+  auto& st = self->state;
+  st.claiming = false;
+  st.error_backoff = std::chrono::milliseconds{0};
+  ++st.stats.claims;
+  for (auto& task : result.tasks) {
+    auto worker = st.idle.back();
+    st.idle.pop_back();
+    st.running.emplace(task.id, running_attempt{task.attempt, worker});
+    ++st.stats.claimed;
+    self->send(worker, run_atom::value, std::move(task));
+  }
+  if (st.stopping) {
+    if (st.running.empty())
+      finish(self);
+    return;
+  }
+  std::chrono::microseconds cap = st.cfg.max_poll_wait;
+  wake_after(self, result.wait ? std::min(*result.wait, cap) : cap);
+  bool more = static_cast<int>(result.tasks.size()) == limit
+              || (result.wait && result.wait->count() == 0);
+  if (more || st.claim_again)
+    maybe_claim(self);
+}
+
+void maybe_claim(dispatcher_actor* self) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  if (st.claiming) {
+    st.claim_again = true;
+    return;
+  }
+  st.claim_again = false;
+  auto running = static_cast<int>(st.running.size());
+  if (running >= st.cfg.min_concurrency)
+    return;
+  auto limit = std::min(st.cfg.max_concurrency - running,
+                        static_cast<int>(st.idle.size()));
+  if (limit <= 0)
+    return;
+  st.claiming = true;
+  st.request.limit = limit;
+  self->request(st.claim_db, caf::infinite, claim_atom::value, st.request)
+    .then([=](claim_result& result) { claimed(self, limit, result); },
+          [=](caf::error& err) {
+            auto& st = self->state;
+            st.claiming = false;
+            st.error_backoff = std::min(
+              std::chrono::milliseconds{5000},
+              std::max(std::chrono::milliseconds{100}, st.error_backoff * 2));
+            aout(self) << "cafmq: claim failed, retrying in "
+                       << st.error_backoff.count() << " ms: " << render(err)
+                       << std::endl;
+            wake_after(self, st.error_backoff);
+          });
+}
+
+void renew_leases(dispatcher_actor* self) {
+  auto& st = self->state;
+  if (st.running.empty())
+    return;
+  std::vector<attempt_ref> refs;
+  refs.reserve(st.running.size());
+  for (auto& kvp : st.running)
+    refs.push_back({kvp.first, kvp.second.attempt});
+  self
+    ->request(st.write_db, caf::infinite, renew_atom::value, refs, st.cfg.lease)
+    .then(
+      [=](const std::vector<lease_state>& owned) {
+        if (owned.size() < refs.size())
+          aout(self) << "cafmq: " << refs.size() - owned.size()
+                     << " running attempts lost their lease" << std::endl;
+      },
+      [=](caf::error& err) {
+        aout(self) << "cafmq: renewing leases failed: " << render(err)
+                   << std::endl;
+      });
+}
+
+void finish(dispatcher_actor* self) {
+  auto& st = self->state;
+  self->request(st.completer, caf::infinite, flush_atom::value)
+    .then(
+      [=](bool) {
+        auto& st = self->state;
+        for (auto& rp : st.stop_promises)
+          rp.deliver(true);
+        st.stop_promises.clear();
+        self->quit();
+      },
+      [=](caf::error& err) {
+        aout(self) << "cafmq: flushing outcomes failed: " << render(err)
+                   << std::endl;
+        for (auto& rp : self->state.stop_promises)
+          rp.deliver(err);
+        self->quit(err);
+      });
+}
+
+caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
+                         caf::actor claim_db, caf::actor write_db,
+                         bool with_listener) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.claim_db = std::move(claim_db);
+  st.write_db = std::move(write_db);
+  st.request.node = st.cfg.node;
+  st.request.names = st.cfg.tasks->names();
+  st.request.channels = st.cfg.channels;
+  st.request.lease = st.cfg.lease;
+  auto& sys = self->system();
+  st.completer = spawn_completer(sys, st.write_db);
+  for (int i = 0; i < st.cfg.max_concurrency; ++i)
+    st.workers.push_back(spawn_worker(sys, st.cfg.detached_workers,
+                                      st.cfg.tasks, st.write_db,
+                                      caf::actor_cast<caf::actor>(self)));
+  st.idle = st.workers;
+  if (with_listener)
+    st.listener = spawn_listener(sys, st.cfg.database_url,
+                                 caf::actor_cast<caf::actor>(self));
+  // Children go down with the dispatcher, however it ends.
+  auto children = st.workers;
+  for (auto& child : {st.completer, st.listener, st.claim_db, st.write_db})
+    if (child)
+      children.push_back(child);
+  self->attach_functor([children](const caf::error&) {
+    for (auto& child : children)
+      caf::anon_send_exit(child, caf::exit_reason::user_shutdown);
+  });
+  self->send(self, rescan_atom::value);
+  self->delayed_send(self, st.cfg.keep_alive_interval, tick_atom::value);
+  return {
+    [=](ready_atom, const std::string& channel) {
+      auto& chans = self->state.cfg.channels;
+      if (chans.empty()
+          || std::find(chans.begin(), chans.end(), channel) != chans.end())
+        maybe_claim(self);
+    },
+    [=](rescan_atom) { maybe_claim(self); },
+    [=](poll_atom, int generation) {
+      auto& st = self->state;
+      if (generation != st.generation)
+        return;
+      st.wake_at.reset();
+      maybe_claim(self);
+    },
+    [=](tick_atom) {
+      renew_leases(self);
+      self->delayed_send(self, self->state.cfg.keep_alive_interval,
+                         tick_atom::value);
+    },
+    [=](done_atom, task_outcome& outcome) {
+      auto& st = self->state;
+      auto i = st.running.find(outcome.ref.id);
+      if (i == st.running.end() || i->second.attempt != outcome.ref.attempt)
+        return;
+      st.idle.push_back(i->second.worker);
+      st.running.erase(i);
+      if (outcome.kind == task_outcome::failed)
+        ++st.stats.failed;
+      else
+        ++st.stats.completed;
+      self->send(st.completer, done_atom::value, std::move(outcome));
+      if (st.stopping) {
+        if (st.running.empty())
+          finish(self);
+        return;
+      }
+      maybe_claim(self);
+    },
+    [=](stop_atom) -> caf::result<bool> {
+      auto& st = self->state;
+      auto rp = self->make_response_promise();
+      st.stop_promises.push_back(rp);
+      if (!st.stopping) {
+        st.stopping = true;
+        if (st.running.empty() && !st.claiming)
+          finish(self);
+        else
+          self->delayed_send(self, st.cfg.shutdown_timeout,
+                             timeout_atom::value);
+      }
+      return caf::delegated<bool>{};
+    },
+    [=](timeout_atom) {
+      // Handlers still running are abandoned; their leases run out and
+      // another runner retries them.
+      auto& st = self->state;
+      aout(self) << "cafmq: shutdown timeout, abandoning " << st.running.size()
+                 << " running attempts" << std::endl;
+      finish(self);
+    },
+    [=](stats_atom) {
+      auto result = self->state.stats;
+      result.running = static_cast<int>(self->state.running.size());
+      return result;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_dispatcher(caf::actor_system& sys, runner_config cfg,
+                            caf::actor claim_db, caf::actor write_db,
+                            bool with_listener) {
+  return sys.spawn(dispatcher, std::move(cfg), std::move(claim_db),
+                   std::move(write_db), with_listener);
+}
+
+} // namespace cafmq::actors

@@ -1,0 +1,120 @@
+#include "cafmq/actors/worker.hpp"
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/messages.hpp"
+#include "cafmq/current_task.hpp"
+#include "cafmq/error.hpp"
+
+namespace cafmq::actors {
+
+namespace {
+
+/// Writes of a running handler: completion is recorded by the worker when
+/// the handler returns (batched by the completer); checkpoints and manual
+/// keep-alives go to the database actor and wait for it.
+class runtime_backend : public task_backend {
+public:
+  runtime_backend(caf::actor_system& sys, caf::actor db)
+    : sys_(sys), db_(std::move(db)) {}
+
+  caf::error complete(const attempt_ref&) override {
+    return caf::none;
+  }
+
+  caf::error checkpoint(const attempt_ref& x,
+                        const cafmq::checkpoint& cp) override {
+    caf::error result;
+    caf::scoped_actor self{sys_};
+    self->request(db_, caf::infinite, checkpt_atom::value, x, cp)
+      .receive([](bool) {}, [&](caf::error& err) { result = err; });
+    return result;
+  }
+
+  caf::error keep_alive(const attempt_ref& x,
+                        std::chrono::microseconds lease) override {
+    caf::error result;
+    caf::scoped_actor self{sys_};
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(lease);
+    self
+      ->request(db_, caf::infinite, renew_atom::value,
+                std::vector<attempt_ref>{x}, ms)
+      .receive(
+        [&](const std::vector<lease_state>& owned) {
+          if (owned.empty())
+            result = stale_attempt_error(x);
+        },
+        [&](caf::error& err) { result = err; });
+    return result;
+  }
+
+  void completed_in_transaction(const attempt_ref&) override {
+    recorded_ = true;
+  }
+
+  /// True when the handler completed in its own transaction.
+  bool recorded() const noexcept {
+    return recorded_;
+  }
+
+private:
+  bool recorded_ = false;
+  caf::actor_system& sys_;
+  caf::actor db_;
+};
+
+task_outcome run_handler(const registry& tasks, caf::actor_system& sys,
+                         const caf::actor& db, const claimed_task& data) {
+  task_outcome result;
+  result.ref = {data.id, data.attempt};
+  auto def = tasks.find(data.name);
+  if (def == nullptr) {
+    // Never claimed by design; kept as a safety net.
+    result.kind = task_outcome::failed;
+    result.error = "no handler for task " + data.name;
+    return result;
+  }
+  auto backend = std::make_shared<runtime_backend>(sys, db);
+  current_task task{data, backend};
+  caf::error err;
+  try {
+    err = def->handler(task);
+  } catch (const std::exception& e) {
+    err = make_error(errc::handler_failed, e.what());
+  } catch (...) {
+    err = make_error(errc::handler_failed, "unknown exception");
+  }
+  if (err) {
+    result.kind = task_outcome::failed;
+    result.error = render(err);
+    result.retryable = code_of(err) != errc::payload_mismatch;
+  } else if (backend->recorded()) {
+    result.kind = task_outcome::recorded;
+  }
+  return result;
+}
+
+caf::behavior worker(caf::event_based_actor* self,
+                     std::shared_ptr<const registry> tasks, caf::actor db,
+                     caf::actor dispatcher) {
+  return {
+    [=](run_atom, const claimed_task& data) {
+      auto outcome = run_handler(*tasks, self->system(), db, data);
+      self->send(dispatcher, done_atom::value, std::move(outcome));
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_worker(caf::actor_system& sys, bool detached,
+                        std::shared_ptr<const registry> tasks, caf::actor db,
+                        caf::actor dispatcher) {
+  if (detached)
+    return sys.spawn<caf::detached>(worker, std::move(tasks), std::move(db),
+                                    std::move(dispatcher));
+  return sys.spawn(worker, std::move(tasks), std::move(db),
+                   std::move(dispatcher));
+}
+
+} // namespace cafmq::actors
