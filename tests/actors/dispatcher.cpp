@@ -1,0 +1,249 @@
+#define CAF_SUITE dispatcher
+#include <caf/test/dsl.hpp>
+
+#include <deque>
+
+#include "cafmq/actors/dispatcher.hpp"
+#include "cafmq/actors/messages.hpp"
+#include "cafmq/current_task.hpp"
+#include "cafmq/error.hpp"
+
+using namespace caf;
+using namespace cafmq;
+using namespace cafmq::actors;
+using namespace std::chrono_literals;
+
+namespace {
+
+// What the stand-in database saw and what it answers.
+struct fake_db_log {
+  std::deque<claim_result> claims; // answers, in order; then empty batches
+  std::chrono::microseconds idle_wait = 60s;
+  int claim_calls = 0;
+  std::vector<write_batch> records;
+  std::vector<std::vector<attempt_ref>> renewals;
+};
+
+// Stands in for a database actor: the queue rules are tested against
+// PostgreSQL in the db suites; here only the runtime's flow matters.
+behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
+  return {
+    [=](claim_atom, const claim_request&) {
+      ++log->claim_calls;
+      if (log->claims.empty()) {
+        claim_result idle;
+        idle.wait = log->idle_wait;
+        return idle;
+      }
+      auto result = std::move(log->claims.front());
+      log->claims.pop_front();
+      return result;
+    },
+    [=](record_atom, const write_batch& batch) {
+      log->records.push_back(batch);
+      return true;
+    },
+    [=](renew_atom, const std::vector<attempt_ref>& refs,
+        std::chrono::milliseconds) {
+      log->renewals.push_back(refs);
+      std::vector<lease_state> owned;
+      for (auto& x : refs)
+        owned.push_back({x.id, false});
+      return owned;
+    },
+  };
+}
+
+claimed_task make_task(std::string name, std::string json = "null") {
+  claimed_task t;
+  t.id = uuid::random();
+  t.name = std::move(name);
+  t.attempt = 1;
+  t.max_attempts = 5;
+  t.payload_json = std::move(json);
+  return t;
+}
+
+struct fixture : test_coordinator_fixture<> {
+  fixture() {
+    auto tasks = std::make_shared<registry>();
+    tasks->add({"ok", [](current_task&) { return caf::error{}; }, {}});
+    tasks->add(
+      {"boom",
+       [](current_task&) -> caf::error { throw std::runtime_error("boom"); },
+       {}});
+    tasks->add({"typed",
+                [](current_task& t) -> caf::error {
+                  auto x = t.json<int>();
+                  return x ? caf::error{} : x.error();
+                },
+                {}});
+    cfg.tasks = tasks;
+    cfg.node = "test";
+    cfg.min_concurrency = 2;
+    cfg.max_concurrency = 4;
+    cfg.detached_workers = false;
+    cfg.max_poll_wait = 5s;
+    cfg.keep_alive_interval = 10s;
+    cfg.shutdown_timeout = 30s;
+    db = sys.spawn(fake_db, log);
+  }
+
+  actor start() {
+    auto d = spawn_dispatcher(sys, cfg, db, db, false);
+    // Runs the dispatcher's initialization and its first message (rescan),
+    // which sends the first claim to the database.
+    sched.prioritize(d);
+    sched.run_once();
+    return d;
+  }
+
+  runner_config cfg;
+  std::shared_ptr<fake_db_log> log = std::make_shared<fake_db_log>();
+  actor db;
+};
+
+size_t completed_count(const fake_db_log& log) {
+  size_t n = 0;
+  for (auto& b : log.records)
+    n += b.completed.size();
+  return n;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(dispatcher_tests, fixture)
+
+CAF_TEST(claimed tasks run and their outcomes are written) {
+  claim_result batch;
+  auto ok1 = make_task("ok");
+  auto ok2 = make_task("ok");
+  auto failing = make_task("boom");
+  auto mismatch = make_task("typed", "\"not a number\"");
+  batch.tasks = {ok1, ok2, failing, mismatch};
+  log->claims.push_back(batch);
+  cfg.min_concurrency = 4;
+  auto d = start();
+  sched.run();
+  CAF_CHECK_EQUAL(completed_count(*log), 2u);
+  std::vector<attempt_failure> failed;
+  for (auto& b : log->records)
+    failed.insert(failed.end(), b.failed.begin(), b.failed.end());
+  CAF_REQUIRE_EQUAL(failed.size(), 2u);
+  for (auto& f : failed) {
+    if (f.ref.id == failing.id) {
+      CAF_CHECK(f.retryable);
+      CAF_CHECK(f.error.find("boom") != std::string::npos);
+    } else {
+      CAF_CHECK(f.ref.id == mismatch.id);
+      CAF_CHECK(!f.retryable);
+      CAF_CHECK(f.error.find("payload_mismatch") != std::string::npos);
+    }
+  }
+  // Group commit: the first outcome goes out alone, the rest in one batch.
+  CAF_CHECK_LESS_OR_EQUAL(log->records.size(), 2u);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(the dispatcher wakes at the nearest scheduled time) {
+  log->idle_wait = 2s;
+  auto d = start();
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 1);
+  sched.advance_time(1s);
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 1);
+  sched.advance_time(1s);
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 2);
+  // Nothing scheduled: the wait is capped by max_poll_wait.
+  log->idle_wait = 1h;
+  sched.advance_time(2s);
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 3);
+  sched.advance_time(5s);
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 4);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a notification makes the dispatcher claim at once) {
+  auto d = start();
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 1);
+  anon_send(d, ready_atom::value, std::string{"foo"});
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 2);
+  anon_send(d, rescan_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 3);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(leases of running attempts are renewed once per interval) {
+  claim_result batch;
+  batch.tasks = {make_task("ok"), make_task("ok")};
+  log->claims.push_back(batch);
+  cfg.max_poll_wait = 20s;
+  auto d = start();
+  // Run only the dispatcher and the database: the workers keep their run
+  // messages, so both attempts stay running.
+  expect((claim_atom, claim_request), to(db));
+  expect((claim_result), from(db).to(d));
+  CAF_CHECK(log->renewals.empty());
+  sched.advance_time(10s);
+  expect((tick_atom), to(d));
+  expect((renew_atom, std::vector<attempt_ref>, std::chrono::milliseconds),
+         to(db));
+  CAF_REQUIRE_EQUAL(log->renewals.size(), 1u);
+  CAF_CHECK_EQUAL(log->renewals[0].size(), 2u);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a graceful stop lets running handlers finish and writes outcomes) {
+  claim_result batch;
+  auto task = make_task("ok");
+  batch.tasks = {task};
+  log->claims.push_back(batch);
+  cfg.max_poll_wait = 1h;
+  cfg.keep_alive_interval = 1h;
+  auto d = start();
+  expect((claim_atom, claim_request), to(db));
+  expect((claim_result), from(db).to(d));
+  self->send(d, stop_atom::value);
+  expect((stop_atom), from(self).to(d));
+  CAF_CHECK_EQUAL(completed_count(*log), 0u);
+  // Now the worker runs; the dispatcher flushes and replies.
+  sched.run();
+  CAF_CHECK_EQUAL(completed_count(*log), 1u);
+  expect((bool), from(d).to(self).with(true));
+  // No claims after the stop.
+  CAF_CHECK_EQUAL(log->claim_calls, 1);
+}
+
+CAF_TEST(a stop abandons handlers that outlive the shutdown timeout) {
+  claim_result batch;
+  batch.tasks = {make_task("ok")};
+  log->claims.push_back(batch);
+  cfg.max_poll_wait = 1h;
+  cfg.keep_alive_interval = 1h;
+  auto d = start();
+  expect((claim_atom, claim_request), to(db));
+  expect((claim_result), from(db).to(d));
+  self->send(d, stop_atom::value);
+  expect((stop_atom), from(self).to(d));
+  sched.advance_time(30s);
+  expect((timeout_atom), to(d));
+  sched.run_once(); // the completer answers the flush at once
+  expect((bool), from(_).to(d));
+  expect((bool), from(d).to(self).with(true));
+  // The abandoned attempt was not recorded; its lease will run out.
+  CAF_CHECK_EQUAL(completed_count(*log), 0u);
+  sched.run();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
