@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <caf/all.hpp>
 
@@ -127,8 +128,20 @@ void renew_leases(dispatcher_actor* self) {
     ->request(st.write_db, caf::infinite, renew_atom::value, refs, st.cfg.lease)
     .then(
       [=](const std::vector<lease_state>& owned) {
-        if (owned.size() < refs.size())
-          aout(self) << "cafmq: " << refs.size() - owned.size()
+        // Attempts that ended while the renewal ran are not losses.
+        std::unordered_set<uuid> kept;
+        for (auto& x : owned)
+          kept.insert(x.id);
+        auto& st = self->state;
+        size_t lost = 0;
+        for (auto& ref : refs) {
+          auto i = st.running.find(ref.id);
+          if (kept.count(ref.id) == 0 && i != st.running.end()
+              && i->second.attempt == ref.attempt)
+            ++lost;
+        }
+        if (lost > 0)
+          aout(self) << "cafmq: " << lost
                      << " running attempts lost their lease" << std::endl;
       },
       [=](caf::error& err) {

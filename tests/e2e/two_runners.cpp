@@ -1,0 +1,93 @@
+#define CAF_SUITE two_runners
+#include <caf/test/unit_test.hpp>
+
+#include <cstdio>
+
+#include <sys/wait.h>
+
+#include "support/db_fixture.hpp"
+#include "support/queue_helpers.hpp"
+
+using namespace cafmq;
+using namespace cafmq::test;
+
+namespace {
+
+FILE* start_runner(const std::string& url, const std::string& node) {
+  std::string cmd
+    = std::string{CAFMQ_E2E_RUNNER} + " '" + url + "' " + node + " 8 16 2>&1";
+  return popen(cmd.c_str(), "r");
+}
+
+int finish(FILE* child, std::string& output) {
+  char buf[256];
+  while (fgets(buf, sizeof(buf), child) != nullptr)
+    output += buf;
+  auto status = pclose(child);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(two_runner_tests, db_fixture)
+
+CAF_TEST(two runner processes run every task exactly once and in order) {
+  pqxx::nontransaction{*conn}.exec0(
+    "CREATE TABLE e2e_runs (id uuid, attempt int, node text, channel text, "
+    "payload int, started timestamptz, finished timestamptz)");
+  constexpr int unordered = 10000;
+  constexpr int ordered_channels = 4;
+  constexpr int ordered_per_channel = 250;
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < unordered; ++i)
+    xs.push_back(spawn_builder{"record"}
+                   .channel_name("u")
+                   .channel_args(std::to_string(i % 100))
+                   .json(i));
+  spawn_or_throw(*conn, xs);
+  xs.clear();
+  // Ordered tasks interleaved across channels, in one batch.
+  for (int i = 0; i < ordered_per_channel; ++i)
+    for (int c = 0; c < ordered_channels; ++c)
+      xs.push_back(spawn_builder{"record"}
+                     .channel_name("o")
+                     .channel_args(std::to_string(c))
+                     .ordered()
+                     .json(i));
+  spawn_or_throw(*conn, xs);
+  auto a = start_runner(url, "a");
+  auto b = start_runner(url, "b");
+  CAF_REQUIRE(a != nullptr && b != nullptr);
+  std::string out_a, out_b;
+  CAF_CHECK_EQUAL(finish(a, out_a), 0);
+  CAF_CHECK_EQUAL(finish(b, out_b), 0);
+  CAF_MESSAGE(out_a << out_b);
+  constexpr int total = unordered + ordered_channels * ordered_per_channel;
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_runs"), total);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(DISTINCT id) FROM e2e_runs"),
+                  total);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "state = 'completed' AND attempt = 1"),
+                  total);
+  CAF_CHECK_GREATER(query_value<int>("SELECT count(*) FROM e2e_runs WHERE "
+                                     "node = 'a'"),
+                    0);
+  CAF_CHECK_GREATER(query_value<int>("SELECT count(*) FROM e2e_runs WHERE "
+                                     "node = 'b'"),
+                    0);
+  // Within each ordered channel: spawn order, and each task starts after the
+  // previous one finished, whichever process ran it.
+  CAF_CHECK_EQUAL(
+    query_value<int>(
+      "SELECT count(*) FROM (SELECT payload, started, lag(payload) OVER w AS "
+      "prev, lag(finished) OVER w AS prev_finished FROM e2e_runs WHERE "
+      "channel LIKE 'o/%' WINDOW w AS (PARTITION BY channel ORDER BY "
+      "started, finished)) x WHERE prev IS NOT NULL AND (payload <> prev + 1 "
+      "OR started < prev_finished)"),
+    0);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(DISTINCT node) FROM "
+                                   "e2e_runs WHERE channel LIKE 'o/%'"),
+                  2);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

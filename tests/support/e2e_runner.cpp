@@ -1,0 +1,76 @@
+// A runner process for the e2e tests. It runs the task "record", which
+// writes (id, attempt, node, channel, payload, start, end) into e2e_runs in
+// the same transaction that completes the attempt, and exits once no live
+// task is left.
+//
+//   cafmq-e2e-runner URL NODE MIN MAX
+
+#include <iostream>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "cafmq/actors/runner.hpp"
+#include "cafmq/current_task.hpp"
+#include "cafmq/error.hpp"
+
+namespace {
+
+std::string url;
+std::string node;
+
+caf::error record(cafmq::current_task& task) {
+  // One connection per worker thread.
+  thread_local std::unique_ptr<pqxx::connection> conn;
+  return cafmq::guarded([&]() -> caf::error {
+    if (!conn)
+      conn = std::make_unique<pqxx::connection>(url);
+    pqxx::work tx{*conn};
+    tx.exec_params0("INSERT INTO e2e_runs (id, attempt, node, channel, "
+                    "payload, started, finished) VALUES ($1::uuid, $2, $3, "
+                    "$4, $5::int, now(), clock_timestamp())",
+                    cafmq::to_string(task.id()), task.attempt(), node,
+                    task.data().channel_name + "/" + task.data().channel_args,
+                    task.raw_json().value_or("0"));
+    return task.complete(tx);
+  });
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::cerr << "usage: cafmq-e2e-runner URL NODE MIN MAX\n";
+    return 2;
+  }
+  url = argv[1];
+  node = argv[2];
+  auto tasks = std::make_shared<cafmq::registry>();
+  tasks->add({"record", record, {}});
+  cafmq::actors::runner_config cfg;
+  cfg.database_url = url;
+  cfg.node = node;
+  cfg.tasks = tasks;
+  cfg.min_concurrency = std::stoi(argv[3]);
+  cfg.max_concurrency = std::stoi(argv[4]);
+  auto runner = cafmq::actors::runner::start(cfg);
+  if (!runner) {
+    std::cerr << node << ": " << cafmq::render(runner.error()) << '\n';
+    return 1;
+  }
+  pqxx::connection conn{url};
+  for (int i = 0; i < 6000; ++i) {
+    pqxx::nontransaction tx{conn};
+    auto live = tx.exec1("SELECT count(*) FROM cafmq.tasks WHERE state IN "
+                         "('pending', 'running', 'uncommitted')")[0]
+                  .as<long>();
+    if (live == 0)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  auto stats = (*runner)->stats();
+  (*runner)->stop();
+  std::cout << node << ": claimed " << stats.claimed << " in " << stats.claims
+            << " claims\n";
+  return 0;
+}
