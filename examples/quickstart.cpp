@@ -1,7 +1,8 @@
 // The seed README's example, end to end: a task defined for channel "foo"
 // greets whoever its JSON payload names; it is spawned with a channel
-// override ("bar") and run by a runner on the database in
-// CAFMQ_DATABASE_URL (or --database-url=URL).
+// override ("bar") and run by a runner. Options come from config/cafmq.ini
+// and the command line (--cafmq.database-url=URL, ...); the database
+// defaults to CAFMQ_DATABASE_URL.
 
 #include <cstdlib>
 #include <future>
@@ -9,6 +10,7 @@
 
 #include <pqxx/pqxx>
 
+#include "cafmq/actors/config.hpp"
 #include "cafmq/actors/runner.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/current_task.hpp"
@@ -40,12 +42,13 @@ int fail(const caf::error& err) {
 } // namespace
 
 int main(int argc, char** argv) {
-  std::string url;
-  if (auto env = std::getenv("CAFMQ_DATABASE_URL"))
-    url = env;
-  for (int i = 1; i < argc; ++i)
-    if (std::string arg = argv[i]; arg.rfind("--database-url=", 0) == 0)
-      url = arg.substr(15);
+  cafmq::actors::config options;
+  if (auto err = options.parse(argc, argv, CAFMQ_CONFIG_FILE)) {
+    std::cerr << "quickstart: " << caf::to_string(err) << '\n';
+    return 2;
+  }
+  if (options.cli_helptext_printed)
+    return 0;
   // Task definitions with their defaults, like sqlxmq's #[job] attribute.
   cafmq::task_options defaults;
   defaults.channel_name = "foo";
@@ -53,12 +56,10 @@ int main(int argc, char** argv) {
     = cafmq::registry::make({{"example_task", example_task, defaults}});
   if (!tasks)
     return fail(tasks.error());
-  // A runner on the database: keep 10 to 20 tasks in flight.
-  cafmq::actors::runner_config cfg;
-  cfg.database_url = url;
-  cfg.tasks = std::make_shared<cafmq::registry>(std::move(*tasks));
-  cfg.min_concurrency = 10;
-  cfg.max_concurrency = 20;
+  // A runner on the database; config/cafmq.ini keeps 10 to 20 tasks in flight.
+  auto cfg
+    = options.runner(std::make_shared<cafmq::registry>(std::move(*tasks)));
+  const auto& url = cfg.database_url;
   auto runner = cafmq::actors::runner::start(cfg);
   if (!runner)
     return fail(runner.error());

@@ -1,0 +1,35 @@
+#pragma once
+
+// Runtime options in CAF's config conventions: group "cafmq" in an INI file
+// (config/cafmq.ini) and on the command line (--cafmq.max-concurrency=64).
+
+#include <string>
+#include <vector>
+
+#include <caf/actor_system_config.hpp>
+#include <caf/timespan.hpp>
+
+#include "cafmq/actors/runner_config.hpp"
+
+namespace cafmq::actors {
+
+class config : public caf::actor_system_config {
+public:
+  config();
+
+  /// The runner options; the database URL falls back to CAFMQ_DATABASE_URL.
+  runner_config runner(std::shared_ptr<const registry> tasks) const;
+
+  std::string database_url;
+  std::string node;
+  std::vector<std::string> channels;
+  int min_concurrency = 16;
+  int max_concurrency = 32;
+  caf::timespan lease = std::chrono::seconds{30};
+  caf::timespan keep_alive_interval = std::chrono::seconds{10};
+  caf::timespan max_poll_wait = std::chrono::seconds{5};
+  caf::timespan shutdown_timeout = std::chrono::seconds{30};
+  bool migrate = true;
+};
+
+} // namespace cafmq::actors
