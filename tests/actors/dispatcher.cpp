@@ -89,6 +89,22 @@ struct fixture : test_coordinator_fixture<> {
     db = sys.spawn(fake_db, log);
   }
 
+  // Starts a dispatcher that claims one task, keeps it running (its worker
+  // does not run yet) and is asked to stop.
+  actor start_and_stop_with_one_running() {
+    claim_result batch;
+    batch.tasks = {make_task("ok")};
+    log->claims.push_back(batch);
+    cfg.max_poll_wait = 1h;
+    cfg.keep_alive_interval = 1h;
+    auto d = start();
+    expect((claim_atom, claim_request), to(db));
+    expect((claim_result), from(db).to(d));
+    self->send(d, stop_atom::value);
+    expect((stop_atom), from(self).to(d));
+    return d;
+  }
+
   actor start() {
     auto d = spawn_dispatcher(sys, cfg, db, db, false);
     // Runs the dispatcher's initialization and its first message (rescan),
@@ -205,17 +221,7 @@ CAF_TEST(leases of running attempts are renewed once per interval) {
 }
 
 CAF_TEST(a graceful stop lets running handlers finish and writes outcomes) {
-  claim_result batch;
-  auto task = make_task("ok");
-  batch.tasks = {task};
-  log->claims.push_back(batch);
-  cfg.max_poll_wait = 1h;
-  cfg.keep_alive_interval = 1h;
-  auto d = start();
-  expect((claim_atom, claim_request), to(db));
-  expect((claim_result), from(db).to(d));
-  self->send(d, stop_atom::value);
-  expect((stop_atom), from(self).to(d));
+  auto d = start_and_stop_with_one_running();
   CAF_CHECK_EQUAL(completed_count(*log), 0u);
   // Now the worker runs; the dispatcher flushes and replies.
   sched.run();
@@ -226,16 +232,7 @@ CAF_TEST(a graceful stop lets running handlers finish and writes outcomes) {
 }
 
 CAF_TEST(a stop abandons handlers that outlive the shutdown timeout) {
-  claim_result batch;
-  batch.tasks = {make_task("ok")};
-  log->claims.push_back(batch);
-  cfg.max_poll_wait = 1h;
-  cfg.keep_alive_interval = 1h;
-  auto d = start();
-  expect((claim_atom, claim_request), to(db));
-  expect((claim_result), from(db).to(d));
-  self->send(d, stop_atom::value);
-  expect((stop_atom), from(self).to(d));
+  auto d = start_and_stop_with_one_running();
   sched.advance_time(30s);
   expect((timeout_atom), to(d));
   sched.run_once(); // the completer answers the flush at once

@@ -1,14 +1,12 @@
 #define CAF_SUITE migrations
 #include <caf/test/unit_test.hpp>
 
-#include <cstdio>
 #include <string>
-
-#include <sys/wait.h>
 
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "support/db_fixture.hpp"
+#include "support/process.hpp"
 
 using namespace cafmq;
 
@@ -16,17 +14,8 @@ namespace {
 
 // Runs `cafmq --database-url=url migrate` in the background.
 FILE* start_cli_migrate(const std::string& url) {
-  std::string cmd
-    = std::string{CAFMQ_CLI} + " '--database-url=" + url + "' migrate 2>&1";
-  return popen(cmd.c_str(), "r");
-}
-
-int finish(FILE* child, std::string& output) {
-  char buf[256];
-  while (fgets(buf, sizeof(buf), child) != nullptr)
-    output += buf;
-  auto status = pclose(child);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return test::start_process(std::string{CAFMQ_CLI} + " '--database-url=" + url
+                             + "' migrate");
 }
 
 } // namespace
@@ -85,8 +74,8 @@ CAF_TEST(two processes migrating a fresh database at once both succeed) {
   auto b = start_cli_migrate(fresh_url);
   CAF_REQUIRE(a != nullptr && b != nullptr);
   std::string out_a, out_b;
-  CAF_CHECK_EQUAL(finish(a, out_a), 0);
-  CAF_CHECK_EQUAL(finish(b, out_b), 0);
+  CAF_CHECK_EQUAL(test::finish_process(a, out_a), 0);
+  CAF_CHECK_EQUAL(test::finish_process(b, out_b), 0);
   CAF_MESSAGE("first: " << out_a << "second: " << out_b);
   {
     pqxx::connection c{fresh_url};
@@ -108,7 +97,7 @@ CAF_TEST(the cli reports a newer schema clearly) {
     tx.commit();
   }
   std::string out;
-  CAF_CHECK_EQUAL(finish(start_cli_migrate(url), out), 1);
+  CAF_CHECK_EQUAL(test::finish_process(start_cli_migrate(url), out), 1);
   CAF_CHECK(out.find("schema_too_new") != std::string::npos);
 }
 

@@ -1,11 +1,8 @@
 #define CAF_SUITE two_runners
 #include <caf/test/unit_test.hpp>
 
-#include <cstdio>
-
-#include <sys/wait.h>
-
 #include "support/db_fixture.hpp"
+#include "support/process.hpp"
 #include "support/queue_helpers.hpp"
 
 using namespace cafmq;
@@ -14,17 +11,8 @@ using namespace cafmq::test;
 namespace {
 
 FILE* start_runner(const std::string& url, const std::string& node) {
-  std::string cmd
-    = std::string{CAFMQ_E2E_RUNNER} + " '" + url + "' " + node + " 8 16 2>&1";
-  return popen(cmd.c_str(), "r");
-}
-
-int finish(FILE* child, std::string& output) {
-  char buf[256];
-  while (fgets(buf, sizeof(buf), child) != nullptr)
-    output += buf;
-  auto status = pclose(child);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return start_process(std::string{CAFMQ_E2E_RUNNER} + " '" + url + "' " + node
+                       + " 8 16");
 }
 
 } // namespace
@@ -59,8 +47,8 @@ CAF_TEST(two runner processes run every task exactly once and in order) {
   auto b = start_runner(url, "b");
   CAF_REQUIRE(a != nullptr && b != nullptr);
   std::string out_a, out_b;
-  CAF_CHECK_EQUAL(finish(a, out_a), 0);
-  CAF_CHECK_EQUAL(finish(b, out_b), 0);
+  CAF_CHECK_EQUAL(finish_process(a, out_a), 0);
+  CAF_CHECK_EQUAL(finish_process(b, out_b), 0);
   CAF_MESSAGE(out_a << out_b);
   constexpr int total = unordered + ordered_channels * ordered_per_channel;
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_runs"), total);
