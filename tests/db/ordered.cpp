@@ -154,6 +154,21 @@ CAF_TEST(a failed head does not block its successors) {
   CAF_CHECK(batch.tasks[0].id == next.id());
 }
 
+CAF_TEST(a cancelled head does not block its successors) {
+  auto head = spawn_builder{"o"}.channel_name("c").ordered();
+  auto next = spawn_builder{"o"}.channel_name("c").ordered();
+  spawn_or_throw(*conn, {head, next});
+  // The cancel API comes with cancellation; the state is what counts here.
+  pqxx::nontransaction{*conn}.exec0("UPDATE cafmq.tasks SET state = "
+                                    "'cancelled', finished_at = now() WHERE id "
+                                    "= '"
+                                    + to_string(head.id()) + "'");
+  auto q = poller();
+  auto batch = claim_or_throw(*q, request({"o"}));
+  CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
+  CAF_CHECK(batch.tasks[0].id == next.id());
+}
+
 CAF_TEST(a retrying head keeps its successors waiting) {
   auto head = spawn_builder{"o"}.channel_name("c").ordered().retries(3);
   auto next = spawn_builder{"o"}.channel_name("c").ordered();
