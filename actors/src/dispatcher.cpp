@@ -6,10 +6,11 @@
 
 #include <caf/all.hpp>
 
+#include "cafmq/actors/channel.hpp"
 #include "cafmq/actors/completer.hpp"
 #include "cafmq/actors/listener.hpp"
 #include "cafmq/actors/messages.hpp"
-#include "cafmq/actors/worker.hpp"
+#include "cafmq/actors/pool.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {
@@ -18,8 +19,16 @@ namespace {
 
 struct running_attempt {
   int attempt;
-  caf::actor worker;
+  std::string channel; // key into channels
 };
+
+struct channel_entry {
+  caf::actor handle;
+  // Attempts sent to the channel that it has not finished yet.
+  int outstanding = 0;
+};
+
+using channel_map = std::unordered_map<std::string, channel_entry>;
 
 struct dispatcher_state {
   runner_config cfg;
@@ -27,8 +36,9 @@ struct dispatcher_state {
   caf::actor write_db;
   caf::actor completer;
   caf::actor listener;
-  std::vector<caf::actor> workers;
-  std::vector<caf::actor> idle;
+  caf::actor pool;
+  // Shared with the exit hook, which stops the channels however we end.
+  std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
   std::unordered_map<uuid, running_attempt> running;
   claim_request request;
   bool claiming = false;
@@ -64,11 +74,17 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
   st.error_backoff = std::chrono::milliseconds{0};
   ++st.stats.claims;
   for (auto& task : result.tasks) {
-    auto worker = st.idle.back();
-    st.idle.pop_back();
-    st.running.emplace(task.id, running_attempt{task.attempt, worker});
+    auto key = task.channel_name + '\x1f' + task.channel_args;
+    auto& entry = (*st.channels)[key];
+    if (!entry.handle)
+      entry.handle
+        = spawn_channel(self->system(), key, st.cfg.channel_concurrency,
+                        st.cfg.channel_idle_timeout, st.pool,
+                        caf::actor_cast<caf::actor>(self));
+    ++entry.outstanding;
+    st.running.emplace(task.id, running_attempt{task.attempt, key});
     ++st.stats.claimed;
-    self->send(worker, run_atom::value, std::move(task));
+    self->send(entry.handle, run_atom::value, std::move(task));
   }
   if (st.stopping) {
     if (st.running.empty())
@@ -95,10 +111,7 @@ void maybe_claim(dispatcher_actor* self) {
   auto running = static_cast<int>(st.running.size());
   if (running >= st.cfg.min_concurrency)
     return;
-  auto limit = std::min(st.cfg.max_concurrency - running,
-                        static_cast<int>(st.idle.size()));
-  if (limit <= 0)
-    return;
+  auto limit = st.cfg.max_concurrency - running;
   st.claiming = true;
   st.request.limit = limit;
   self->request(st.claim_db, caf::infinite, claim_atom::value, st.request)
@@ -178,27 +191,27 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
   st.claim_db = std::move(claim_db);
   st.write_db = std::move(write_db);
   st.request.node = st.cfg.node;
-  st.request.names = st.cfg.tasks->names();
+  st.request.names = st.cfg.task_names();
   st.request.channels = st.cfg.channels;
   st.request.lease = st.cfg.lease;
   auto& sys = self->system();
   st.completer = spawn_completer(sys, st.write_db);
-  for (int i = 0; i < st.cfg.max_concurrency; ++i)
-    st.workers.push_back(spawn_worker(sys, st.cfg.detached_workers,
-                                      st.cfg.tasks, st.write_db,
-                                      caf::actor_cast<caf::actor>(self)));
-  st.idle = st.workers;
+  st.pool
+    = spawn_pool(sys, st.cfg, st.write_db, caf::actor_cast<caf::actor>(self));
   if (with_listener)
     st.listener = spawn_listener(sys, st.cfg.database_url,
                                  caf::actor_cast<caf::actor>(self));
   // Children go down with the dispatcher, however it ends.
-  auto children = st.workers;
-  for (auto& child : {st.completer, st.listener, st.claim_db, st.write_db})
+  std::vector<caf::actor> children;
+  for (auto& child :
+       {st.pool, st.completer, st.listener, st.claim_db, st.write_db})
     if (child)
       children.push_back(child);
-  self->attach_functor([children](const caf::error&) {
+  self->attach_functor([children, channels = st.channels](const caf::error&) {
     for (auto& child : children)
       caf::anon_send_exit(child, caf::exit_reason::user_shutdown);
+    for (auto& kvp : *channels)
+      caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);
   });
   self->send(self, rescan_atom::value);
   self->delayed_send(self, st.cfg.keep_alive_interval, tick_atom::value);
@@ -227,7 +240,9 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
       auto i = st.running.find(outcome.ref.id);
       if (i == st.running.end() || i->second.attempt != outcome.ref.attempt)
         return;
-      st.idle.push_back(i->second.worker);
+      auto channel = st.channels->find(i->second.channel);
+      if (channel != st.channels->end())
+        --channel->second.outstanding;
       st.running.erase(i);
       if (outcome.kind == task_outcome::failed)
         ++st.stats.failed;
@@ -263,9 +278,20 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
                  << " running attempts" << std::endl;
       finish(self);
     },
+    [=](retire_atom, const std::string& key) {
+      // Only a channel with nothing outstanding may go: then nothing can be
+      // on its way to it.
+      auto& chans = *self->state.channels;
+      auto i = chans.find(key);
+      if (i == chans.end() || i->second.outstanding > 0)
+        return false;
+      chans.erase(i);
+      return true;
+    },
     [=](stats_atom) {
       auto result = self->state.stats;
       result.running = static_cast<int>(self->state.running.size());
+      result.channels = static_cast<int>(self->state.channels->size());
       return result;
     },
   };

@@ -23,8 +23,18 @@ std::string default_node() {
 caf::error check(runner_config& cfg) {
   if (cfg.database_url.empty())
     return make_error(errc::invalid_argument, "no database URL configured");
-  if (!cfg.tasks || cfg.tasks->empty())
+  if (!cfg.tasks)
+    cfg.tasks = std::make_shared<registry>();
+  if (cfg.task_names().empty())
     return make_error(errc::invalid_argument, "no task definitions given");
+  for (auto& def : cfg.actor_tasks) {
+    if (!def.spawn)
+      return make_error(errc::invalid_argument,
+                        "actor task " + def.name + " has no spawn function");
+    if (cfg.tasks->find(def.name) != nullptr)
+      return make_error(errc::invalid_name,
+                        "task " + def.name + " is defined twice");
+  }
   if (cfg.min_concurrency < 1 || cfg.max_concurrency < cfg.min_concurrency)
     return make_error(errc::invalid_argument,
                       "concurrency needs 1 <= min <= max, got min "
@@ -39,6 +49,15 @@ caf::error check(runner_config& cfg) {
 }
 
 } // namespace
+
+std::vector<std::string> runner_config::task_names() const {
+  std::vector<std::string> result;
+  if (tasks)
+    result = tasks->names();
+  for (auto& def : actor_tasks)
+    result.push_back(def.name);
+  return result;
+}
 
 caf::expected<caf::actor> spawn_runner(caf::actor_system& sys,
                                        runner_config cfg) {

@@ -96,11 +96,11 @@ task_outcome run_handler(const registry& tasks, caf::actor_system& sys,
 
 caf::behavior worker(caf::event_based_actor* self,
                      std::shared_ptr<const registry> tasks, caf::actor db,
-                     caf::actor dispatcher) {
+                     caf::actor pool) {
   return {
     [=](run_atom, const claimed_task& data) {
       auto outcome = run_handler(*tasks, self->system(), db, data);
-      self->send(dispatcher, done_atom::value, std::move(outcome));
+      self->send(pool, done_atom::value, std::move(outcome));
     },
   };
 }
@@ -109,12 +109,11 @@ caf::behavior worker(caf::event_based_actor* self,
 
 caf::actor spawn_worker(caf::actor_system& sys, bool detached,
                         std::shared_ptr<const registry> tasks, caf::actor db,
-                        caf::actor dispatcher) {
+                        caf::actor pool) {
   if (detached)
     return sys.spawn<caf::detached>(worker, std::move(tasks), std::move(db),
-                                    std::move(dispatcher));
-  return sys.spawn(worker, std::move(tasks), std::move(db),
-                   std::move(dispatcher));
+                                    std::move(pool));
+  return sys.spawn(worker, std::move(tasks), std::move(db), std::move(pool));
 }
 
 } // namespace cafmq::actors

@@ -17,6 +17,8 @@ struct claimed_task {
   /// 1 for the first attempt.
   int attempt = 0;
   int max_attempts = 0;
+  /// Ordered: no other ordered task of its channel runs at the same time.
+  bool ordered = false;
   std::optional<std::chrono::microseconds> timeout;
   std::optional<std::chrono::system_clock::time_point> deadline;
   std::optional<std::string> payload_json;

@@ -59,6 +59,7 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     task.channel_args = row["channel_args"].c_str();
     task.attempt = row["attempt"].as<int>();
     task.max_attempts = row["max_attempts"].as<int>();
+    task.ordered = row["ordered"].as<bool>();
     task.timeout = to_micros(row["timeout_us"]);
     task.deadline = to_time(row["deadline_us"]);
     task.payload_json = optional_text(row["payload_json"]);

@@ -116,7 +116,8 @@ CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[],
                             p_limit integer, p_lease interval,
                             p_cursor_name text, p_cursor_args text)
 RETURNS TABLE (id uuid, name text, channel_name text, channel_args text,
-               attempt integer, max_attempts integer, timeout interval,
+               attempt integer, max_attempts integer, ordered boolean,
+               timeout interval,
                deadline timestamptz, payload_json text, payload_bytes bytea,
                cursor_name text, cursor_args text, wait interval)
 LANGUAGE plpgsql AS $$
@@ -246,11 +247,11 @@ BEGIN
    WHERE t.id = ANY (v_ids) AND t.state IN ('pending', 'running')
      AND p.id = t.id
   RETURNING t.id, t.name, t.channel_name::text, t.channel_args::text,
-            t.attempt, t.max_attempts, t.timeout, t.deadline, p.json::text,
-            p.bytes, NULL::text, NULL::text, NULL::interval;
+            t.attempt, t.max_attempts, t.ordered, t.timeout, t.deadline,
+            p.json::text, p.bytes, NULL::text, NULL::text, NULL::interval;
   RETURN QUERY
   SELECT NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::integer,
-         NULL::integer, NULL::interval, NULL::timestamptz, NULL::text,
+         NULL::integer, NULL::boolean, NULL::interval, NULL::timestamptz, NULL::text,
          NULL::bytea, v_name, v_args,
          CASE WHEN v_cut THEN interval '0' ELSE least(
            (SELECT min(t.run_at) FROM cafmq.tasks t

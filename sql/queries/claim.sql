@@ -1,4 +1,4 @@
-SELECT id, name, channel_name, channel_args, attempt, max_attempts,
+SELECT id, name, channel_name, channel_args, attempt, max_attempts, ordered,
        extract(epoch FROM timeout) * 1e6 AS timeout_us,
        extract(epoch FROM deadline) * 1e6 AS deadline_us,
        payload_json, payload_bytes, cursor_name, cursor_args,

@@ -2,6 +2,7 @@
 #include <caf/test/dsl.hpp>
 
 #include <deque>
+#include <map>
 
 #include "cafmq/actors/dispatcher.hpp"
 #include "cafmq/actors/messages.hpp"
@@ -52,6 +53,31 @@ behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
       return owned;
     },
   };
+}
+
+// Handler actors for the supervision tests.
+behavior good_handler(event_based_actor*) {
+  return {[](run_atom, const claimed_task&) {
+    return true;
+  }};
+}
+
+behavior throwing_handler(event_based_actor*) {
+  return {[](run_atom, const claimed_task&) -> bool {
+    throw std::runtime_error("kaputt");
+  }};
+}
+
+behavior refusing_handler(event_based_actor*) {
+  return {[](run_atom, const claimed_task&) -> result<bool> {
+    return make_error(errc::payload_mismatch, "cannot read this");
+  }};
+}
+
+behavior quitting_handler(event_based_actor* self) {
+  return {[=](run_atom, const claimed_task&) {
+    self->quit(make_error(errc::handler_failed, "gave up"));
+  }};
 }
 
 claimed_task make_task(std::string name, std::string json = "null") {
@@ -240,6 +266,76 @@ CAF_TEST(a stop abandons handlers that outlive the shutdown timeout) {
   expect((bool), from(d).to(self).with(true));
   // The abandoned attempt was not recorded; its lease will run out.
   CAF_CHECK_EQUAL(completed_count(*log), 0u);
+  sched.run();
+}
+
+CAF_TEST(handler actors are supervised per attempt) {
+  auto def = [](std::string name, behavior (*fun)(event_based_actor*)) {
+    return actor_task_definition{
+      name, [fun](actor_system& sys) { return sys.spawn(fun); }, {}};
+  };
+  cfg.actor_tasks
+    = {def("good", good_handler), def("throwing", throwing_handler),
+       def("refusing", refusing_handler), def("quitting", quitting_handler)};
+  claim_result batch;
+  auto good = make_task("good");
+  auto throwing = make_task("throwing");
+  auto refusing = make_task("refusing");
+  auto quitting = make_task("quitting");
+  batch.tasks = {good, throwing, refusing, quitting};
+  log->claims.push_back(batch);
+  cfg.min_concurrency = 4;
+  auto d = start();
+  sched.run();
+  CAF_CHECK_EQUAL(completed_count(*log), 1u);
+  std::map<std::string, attempt_failure> failed;
+  for (auto& b : log->records) {
+    for (auto& c : b.completed)
+      CAF_CHECK(c.id == good.id);
+    for (auto& f : b.failed)
+      failed[f.ref.id == throwing.id   ? "throwing"
+             : f.ref.id == refusing.id ? "refusing"
+                                       : "quitting"]
+        = f;
+  }
+  CAF_REQUIRE_EQUAL(failed.size(), 3u);
+  CAF_MESSAGE("throwing: " << failed["throwing"].error);
+  CAF_MESSAGE("quitting: " << failed["quitting"].error);
+  CAF_CHECK(failed["throwing"].retryable);
+  CAF_CHECK(failed["quitting"].retryable);
+  CAF_CHECK(failed["quitting"].error.find("gave up") != std::string::npos);
+  CAF_CHECK(!failed["refusing"].retryable);
+  // The runtime carries on: it still claims.
+  auto calls = log->claim_calls;
+  anon_send(d, rescan_atom::value);
+  sched.run();
+  CAF_CHECK_GREATER(log->claim_calls, calls);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(idle channel actors retire) {
+  claim_result batch;
+  batch.tasks = {make_task("ok"), make_task("ok")};
+  batch.tasks[1].channel_args = "other";
+  log->claims.push_back(batch);
+  cfg.channel_idle_timeout = 10s;
+  cfg.max_poll_wait = 1h;
+  cfg.keep_alive_interval = 1h;
+  auto d = start();
+  sched.run();
+  auto channels = [&] {
+    self->send(d, stats_atom::value);
+    sched.run();
+    int result = -1;
+    self->receive([&](const runner_stats& x) { result = x.channels; });
+    return result;
+  };
+  CAF_CHECK_EQUAL(channels(), 2);
+  sched.advance_time(10s);
+  sched.run();
+  CAF_CHECK_EQUAL(channels(), 0);
+  anon_send_exit(d, exit_reason::user_shutdown);
   sched.run();
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
 // The dispatcher is the runtime's supervisor and poller. It owns the worker
-// pool, the completer and the listener, and keeps between min and max
+// pool, the completer, the listener and one channel actor per active
+// (channel_name, channel_args), to which it routes every claimed attempt; the
+// channel actors hand them to the pool. It keeps between min and max
 // attempts in flight: when fewer than min run, it claims max - running in
 // one batch (one claim in flight at a time; a wake-up during a claim makes
 // it claim again right after). It wakes on (ready_atom) from the listener,
@@ -15,6 +17,7 @@
 //   (stop_atom)                -> true after a graceful stop: stop claiming,
 //                              let running handlers finish (shutdown_timeout),
 //                              flush outcomes, stop the children, quit
+//   (retire_atom, std::string) from an idle channel: -> true if it may quit
 //   (stats_atom)               -> runner_stats
 
 #include <caf/fwd.hpp>

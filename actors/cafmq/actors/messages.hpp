@@ -41,6 +41,8 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 /// timer: the graceful stop ran out of time.
 using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
+/// channel → dispatcher: may I retire? → bool.
+using retire_atom = caf::atom_constant<caf::atom("retire")>;
 /// anyone → dispatcher: counters → runner_stats.
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 

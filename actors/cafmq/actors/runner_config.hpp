@@ -1,13 +1,31 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <caf/fwd.hpp>
+
 #include "cafmq/registry.hpp"
 
 namespace cafmq::actors {
+
+/// A task whose handler is a CAF actor, spawned for each attempt and
+/// monitored: it gets (run_atom, claimed_task) as a request and replies
+/// `true` on success or an error; if it throws, crashes or exits before
+/// replying, the attempt fails with the exit reason (and is retried per the
+/// task's rules) while the runtime carries on.
+struct actor_task_definition {
+  std::string name;
+  std::function<caf::actor(caf::actor_system&)> spawn;
+  task_options defaults;
+
+  spawn_builder builder() const {
+    return spawn_builder{name, defaults};
+  }
+};
 
 /// Everything one runtime instance needs; read from config/cafmq.ini and the
 /// command line by `load_config`, or filled in by the embedding program.
@@ -36,11 +54,23 @@ struct runner_config {
   bool detached_workers = true;
   /// The task definitions this runner claims and runs.
   std::shared_ptr<const registry> tasks;
+  /// Tasks whose handlers are actors.
+  std::vector<actor_task_definition> actor_tasks;
+  /// At most this many attempts of one (channel name, args) run at once in
+  /// this runner; 0: no limit.
+  int channel_concurrency = 0;
+  /// A channel actor with nothing to do retires after this long.
+  std::chrono::milliseconds channel_idle_timeout = std::chrono::seconds{10};
+
+  /// Every task name this runner can run.
+  std::vector<std::string> task_names() const;
 };
 
 /// Counters of one runner.
 struct runner_stats {
   int running = 0;
+  /// Channel actors alive.
+  int channels = 0;
   long long claimed = 0;
   long long completed = 0;
   long long failed = 0;

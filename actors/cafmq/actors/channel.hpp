@@ -1,0 +1,29 @@
+#pragma once
+
+// A channel actor serves one (channel_name, channel_args) in this runner. The
+// dispatcher spawns it when the first attempt of the channel arrives; it
+// hands attempts to the worker pool in arrival order, never more than
+// `channel_concurrency` at once (when set), and never two ordered attempts
+// at once (the database already guarantees that across runners; this keeps
+// it true inside one even if a lease is lost). When it has had nothing to do
+// for `channel_idle_timeout`, it asks the dispatcher to retire; the
+// dispatcher agrees only if it sent nothing the channel has not finished, so
+// no attempt is ever sent to a channel that is gone.
+// Messages:
+//   (run_atom, claimed_task)   from the dispatcher: queue and run it
+//   (done_atom, attempt_ref)   from the pool: an attempt ended
+//   (retire_atom)              timer: ask the dispatcher to retire
+
+#include <chrono>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+namespace cafmq::actors {
+
+/// Spawns the channel actor for `key`; `limit` 0 means no limit.
+caf::actor spawn_channel(caf::actor_system& sys, std::string key, int limit,
+                         std::chrono::milliseconds idle_timeout,
+                         caf::actor pool, caf::actor dispatcher);
+
+} // namespace cafmq::actors

@@ -1,0 +1,172 @@
+#include "cafmq/actors/pool.hpp"
+
+#include <deque>
+#include <unordered_map>
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/messages.hpp"
+#include "cafmq/actors/worker.hpp"
+#include "cafmq/error.hpp"
+
+namespace cafmq::actors {
+
+namespace {
+
+struct attempt_info {
+  caf::actor channel;
+  caf::actor runner; // the worker or the handler actor
+  int attempt;
+  // A handler actor's failed request, reported when its down message tells
+  // more (the exit reason).
+  caf::error pending;
+};
+
+struct pool_state {
+  std::vector<caf::actor> idle;
+  std::deque<std::pair<claimed_task, caf::actor>> waiting;
+  std::unordered_map<uuid, attempt_info> active;
+  std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
+  runner_config cfg;
+  caf::actor dispatcher;
+  static inline const char* name = "cafmq.pool";
+};
+
+using pool_actor = caf::stateful_actor<pool_state>;
+
+// Reports an ended attempt once; later reports of the same attempt (say, the
+// down message after a handler actor's error reply) are ignored.
+void report(pool_actor* self, task_outcome outcome) {
+  auto& st = self->state;
+  auto i = st.active.find(outcome.ref.id);
+  if (i == st.active.end() || i->second.attempt != outcome.ref.attempt)
+    return;
+  auto info = std::move(i->second);
+  st.active.erase(i);
+  self->send(info.channel, done_atom::value, outcome.ref);
+  self->send(st.dispatcher, done_atom::value, std::move(outcome));
+}
+
+task_outcome failure(const claimed_task& task, std::string error) {
+  task_outcome result;
+  result.ref = {task.id, task.attempt};
+  result.kind = task_outcome::failed;
+  result.error = std::move(error);
+  return result;
+}
+
+void run_actor_handler(pool_actor* self, const actor_task_definition& def,
+                       claimed_task task, caf::actor channel) {
+  auto handler = def.spawn(self->system());
+  self->monitor(handler);
+  self->state.active[task.id]
+    = attempt_info{channel, handler, task.attempt, {}};
+  attempt_ref ref{task.id, task.attempt};
+  self->request(handler, caf::infinite, run_atom::value, task)
+    .then(
+      [=](bool) {
+        task_outcome ok;
+        ok.ref = ref;
+        report(self, std::move(ok));
+        self->demonitor(handler);
+        self->send_exit(handler, caf::exit_reason::user_shutdown);
+      },
+      [=](caf::error& err) {
+        if (err == caf::sec::request_receiver_down
+            || err == caf::sec::unexpected_response) {
+          // The actor died or answered nonsense: its down message decides.
+          auto i = self->state.active.find(ref.id);
+          if (i != self->state.active.end())
+            i->second.pending = std::move(err);
+        } else {
+          auto outcome = failure(task, render(err));
+          outcome.retryable = code_of(err) != errc::payload_mismatch;
+          report(self, std::move(outcome));
+        }
+        self->send_exit(handler, caf::exit_reason::user_shutdown);
+      });
+}
+
+void start(pool_actor* self, claimed_task task, caf::actor channel) {
+  auto& st = self->state;
+  auto i = st.actor_tasks.find(task.name);
+  if (i != st.actor_tasks.end()) {
+    run_actor_handler(self, *i->second, std::move(task), std::move(channel));
+    return;
+  }
+  if (st.idle.empty()) {
+    st.waiting.emplace_back(std::move(task), std::move(channel));
+    return;
+  }
+  auto worker = st.idle.back();
+  st.idle.pop_back();
+  st.active[task.id]
+    = attempt_info{std::move(channel), worker, task.attempt, {}};
+  self->send(worker, run_atom::value, std::move(task));
+}
+
+caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
+                   caf::actor dispatcher) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.dispatcher = std::move(dispatcher);
+  for (auto& def : st.cfg.actor_tasks)
+    st.actor_tasks.emplace(def.name, &def);
+  auto me = caf::actor_cast<caf::actor>(self);
+  std::vector<caf::actor> workers;
+  for (int i = 0; i < st.cfg.max_concurrency; ++i)
+    workers.push_back(spawn_worker(self->system(), st.cfg.detached_workers,
+                                   st.cfg.tasks, db, me));
+  st.idle = workers;
+  self->attach_functor([workers](const caf::error&) {
+    for (auto& w : workers)
+      caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([=](caf::down_msg& msg) {
+    // A handler actor ended; if it had not replied, its attempt failed.
+    auto& st = self->state;
+    for (auto& kvp : st.active) {
+      if (kvp.second.runner.address() != msg.source)
+        continue;
+      // Our own shutdown of it is no news; then the failed reply is.
+      auto reason = msg.reason;
+      if (!reason || reason == caf::exit_reason::user_shutdown)
+        reason = kvp.second.pending;
+      task_outcome outcome;
+      outcome.ref = {kvp.first, kvp.second.attempt};
+      outcome.kind = task_outcome::failed;
+      outcome.error = "handler actor failed: "
+                      + (reason ? render(reason)
+                                : std::string{"it exited without replying"});
+      report(self, std::move(outcome));
+      return;
+    }
+  });
+  return {
+    [=](run_atom, claimed_task& task) {
+      auto channel = caf::actor_cast<caf::actor>(self->current_sender());
+      start(self, std::move(task), std::move(channel));
+    },
+    [=](done_atom, task_outcome& outcome) {
+      auto& st = self->state;
+      auto i = st.active.find(outcome.ref.id);
+      if (i != st.active.end())
+        st.idle.push_back(i->second.runner);
+      report(self, std::move(outcome));
+      if (!st.waiting.empty() && !st.idle.empty()) {
+        auto next = std::move(st.waiting.front());
+        st.waiting.pop_front();
+        start(self, std::move(next.first), std::move(next.second));
+      }
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_pool(caf::actor_system& sys, const runner_config& cfg,
+                      caf::actor db, caf::actor dispatcher) {
+  return sys.spawn(pool, cfg, std::move(db), std::move(dispatcher));
+}
+
+} // namespace cafmq::actors
