@@ -19,14 +19,18 @@ struct completer_state {
 
 using completer_actor = caf::stateful_actor<completer_state>;
 
-void write(completer_actor* self, const caf::actor& db);
+void write(completer_actor* self, const caf::actor& db,
+           const caf::actor& dispatcher);
 
-void written(completer_actor* self, const caf::actor& db) {
+void written(completer_actor* self, const caf::actor& db,
+             const caf::actor& dispatcher, bool had_failures) {
+  if (had_failures)
+    self->send(dispatcher, rescan_atom::value);
   self->state.writing = false;
   self->state.retry_delay = std::chrono::milliseconds{0};
   if (!self->state.pending.completed.empty()
       || !self->state.pending.failed.empty()) {
-    write(self, db);
+    write(self, db, dispatcher);
     return;
   }
   for (auto& rp : self->state.flushes)
@@ -34,12 +38,13 @@ void written(completer_actor* self, const caf::actor& db) {
   self->state.flushes.clear();
 }
 
-void write(completer_actor* self, const caf::actor& db) {
+void write(completer_actor* self, const caf::actor& db,
+           const caf::actor& dispatcher) {
   auto batch = std::move(self->state.pending);
   self->state.pending = write_batch{};
   self->state.writing = true;
   self->request(db, caf::infinite, record_atom::value, batch)
-    .then([=](bool) { written(self, db); },
+    .then([=](bool) { written(self, db, dispatcher, !batch.failed.empty()); },
           [=](caf::error& err) mutable {
             // Put the batch back in front and try again after a backoff.
             auto& st = self->state;
@@ -59,7 +64,8 @@ void write(completer_actor* self, const caf::actor& db) {
           });
 }
 
-caf::behavior completer(completer_actor* self, caf::actor db) {
+caf::behavior completer(completer_actor* self, caf::actor db,
+                        caf::actor dispatcher) {
   return {
     [=](done_atom, const task_outcome& x) {
       auto& st = self->state;
@@ -68,7 +74,7 @@ caf::behavior completer(completer_actor* self, caf::actor db) {
       else if (x.kind == task_outcome::failed)
         st.pending.failed.push_back({x.ref, x.error, x.retryable});
       if (!st.writing && st.retry_delay.count() == 0)
-        write(self, db);
+        write(self, db, dispatcher);
     },
     [=](flush_atom) -> caf::result<bool> {
       auto& st = self->state;
@@ -81,15 +87,16 @@ caf::behavior completer(completer_actor* self, caf::actor db) {
     [=](flush_atom, bool) {
       // The retry timer.
       if (!self->state.writing)
-        write(self, db);
+        write(self, db, dispatcher);
     },
   };
 }
 
 } // namespace
 
-caf::actor spawn_completer(caf::actor_system& sys, caf::actor db) {
-  return sys.spawn(completer, std::move(db));
+caf::actor spawn_completer(caf::actor_system& sys, caf::actor db,
+                           caf::actor dispatcher) {
+  return sys.spawn(completer, std::move(db), std::move(dispatcher));
 }
 
 } // namespace cafmq::actors

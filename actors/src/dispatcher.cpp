@@ -195,7 +195,8 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
   st.request.channels = st.cfg.channels;
   st.request.lease = st.cfg.lease;
   auto& sys = self->system();
-  st.completer = spawn_completer(sys, st.write_db);
+  st.completer
+    = spawn_completer(sys, st.write_db, caf::actor_cast<caf::actor>(self));
   st.pool
     = spawn_pool(sys, st.cfg, st.write_db, caf::actor_cast<caf::actor>(self));
   if (with_listener)

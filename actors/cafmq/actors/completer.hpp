@@ -4,7 +4,9 @@
 // and writes them through a database actor with group commit: while one
 // write is in flight, new outcomes collect; the next write takes them all.
 // No added delay at low load, large batches under load. A failed write is
-// retried with backoff; nothing is dropped.
+// retried with backoff; nothing is dropped. After writing failures it sends
+// (rescan_atom) to `dispatcher`, whose next claim then learns when the
+// retries are due.
 // Messages:
 //   (done_atom, task_outcome)   queue an outcome
 //   (flush_atom)                -> true once everything queued is written
@@ -13,6 +15,7 @@
 
 namespace cafmq::actors {
 
-caf::actor spawn_completer(caf::actor_system& sys, caf::actor db);
+caf::actor spawn_completer(caf::actor_system& sys, caf::actor db,
+                           caf::actor dispatcher);
 
 } // namespace cafmq::actors
