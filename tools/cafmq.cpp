@@ -3,12 +3,16 @@
 //   cafmq [--database-url=URL] migrate        apply the migrations
 //   cafmq [--database-url=URL] version        schema versions (db / binary)
 //   cafmq [--database-url=URL] status ID      one task's state
+//   cafmq [--database-url=URL] cancel ID      cancel a task
+//   cafmq [--database-url=URL] watch ID       print every state change until
+//                                             the task ends
 //
 // The URL defaults to CAFMQ_DATABASE_URL. Exit codes: 0 success, 1 error,
 // 2 usage.
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <caf/actor_system_config.hpp>
 #include <pqxx/pqxx>
@@ -36,7 +40,7 @@ int fail(const caf::error& err) {
 
 int usage() {
   std::cerr << "usage: cafmq [--database-url=URL] migrate | version | "
-               "status ID\n";
+               "status ID | cancel ID | watch ID\n";
   return 2;
 }
 
@@ -47,8 +51,27 @@ std::string fmt_time(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-int run(pqxx::connection& conn, const std::vector<std::string>& args) {
+void print_status(const std::string& id, const cafmq::task_status& st) {
+  std::cout << "id=" << id << " name=" << st.name
+            << " state=" << to_string(st.state) << " attempt=" << st.attempt
+            << "/" << st.max_attempts << " created=" << fmt_time(st.created_at);
+  if (st.finished_at)
+    std::cout << " finished=" << fmt_time(*st.finished_at);
+  if (st.last_error)
+    std::cout << " last_error=\"" << *st.last_error << '"';
+  std::cout << std::endl;
+}
+
+int run(pqxx::connection& conn, const std::string& url,
+        const std::vector<std::string>& args) {
   const auto& cmd = args[0];
+  std::optional<cafmq::uuid> id;
+  if (args.size() == 2) {
+    id = cafmq::uuid::parse(args[1]);
+    if (!id)
+      return fail(cafmq::make_error(cafmq::errc::invalid_argument,
+                                    "not a task id: " + args[1]));
+  }
   if (cmd == "migrate" && args.size() == 1) {
     auto version = cafmq::migrate(conn);
     if (!version)
@@ -64,24 +87,26 @@ int run(pqxx::connection& conn, const std::vector<std::string>& args) {
               << cafmq::latest_schema_version() << '\n';
     return 0;
   }
-  if (cmd == "status" && args.size() == 2) {
-    auto id = cafmq::uuid::parse(args[1]);
-    if (!id)
-      return fail(cafmq::make_error(cafmq::errc::invalid_argument,
-                                    "not a task id: " + args[1]));
+  if (cmd == "status" && id) {
     auto st = cafmq::status(conn, *id);
     if (!st)
       return fail(st.error());
-    std::cout << "id=" << args[1] << " name=" << st->name
-              << " state=" << to_string(st->state) << " attempt=" << st->attempt
-              << "/" << st->max_attempts
-              << " created=" << fmt_time(st->created_at);
-    if (st->finished_at)
-      std::cout << " finished=" << fmt_time(*st->finished_at);
-    if (st->last_error)
-      std::cout << " last_error=\"" << *st->last_error << '"';
-    std::cout << '\n';
+    print_status(args[1], *st);
     return 0;
+  }
+  if (cmd == "cancel" && id) {
+    auto result = cafmq::cancel(conn, *id);
+    if (!result)
+      return fail(result.error());
+    std::cout << "task=" << args[1] << " cancel=" << to_string(*result)
+              << std::endl;
+    return 0;
+  }
+  if (cmd == "watch" && id) {
+    auto err = cafmq::watch(url, *id, [&](const cafmq::task_status& st) {
+      print_status(args[1], st);
+    });
+    return err ? fail(err) : 0;
   }
   return usage();
 }
@@ -109,7 +134,7 @@ int main(int argc, char** argv) {
   }
   auto rc = cafmq::guarded([&]() -> caf::expected<int> {
     pqxx::connection conn{url};
-    return run(conn, cfg.remainder);
+    return run(conn, url, cfg.remainder);
   });
   return rc ? *rc : fail(rc.error());
 }

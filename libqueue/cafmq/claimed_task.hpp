@@ -20,7 +20,8 @@ struct claimed_task {
   /// Ordered: no other ordered task of its channel runs at the same time.
   bool ordered = false;
   std::optional<std::chrono::microseconds> timeout;
-  std::optional<std::chrono::system_clock::time_point> deadline;
+  /// Time left until the task's deadline when it was claimed (database clock).
+  std::optional<std::chrono::microseconds> deadline_in;
   std::optional<std::string> payload_json;
   std::optional<std::string> payload_bytes;
 };

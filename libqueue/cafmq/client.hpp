@@ -4,7 +4,9 @@
 // look tasks up. Each function runs in the caller's transaction, or in one of
 // its own when given a connection.
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,5 +54,41 @@ caf::expected<std::int64_t> expire_reservations(pqxx::transaction_base& tx,
                                                 int limit = 1000);
 caf::expected<std::int64_t> expire_reservations(pqxx::connection_base& conn,
                                                 int limit = 1000);
+
+/// What `cancel` did.
+enum class cancel_result {
+  /// The task was pending, scheduled or uncommitted: it is cancelled now and
+  /// will never run.
+  cancelled,
+  /// The task is running: its runner fires the handler's cancellation token
+  /// (on the notification, or at its next lease renewal at the latest) and
+  /// the task ends cancelled, without retries.
+  requested,
+};
+
+std::string to_string(cancel_result x);
+
+/// Cancels a task from any process. `errc::unknown_task` for an unknown id,
+/// `errc::task_finished` (with the final state) for a finished task. Inside
+/// a transaction that rolls back, nothing is cancelled.
+caf::expected<cancel_result> cancel(pqxx::transaction_base& tx, const uuid& id);
+caf::expected<cancel_result> cancel(pqxx::connection_base& conn,
+                                    const uuid& id);
+
+/// Deletes up to `limit` tasks that finished more than `retention` ago. One
+/// node at a time: returns -1 when another transaction is pruning.
+caf::expected<std::int64_t> prune(pqxx::connection_base& conn,
+                                  std::chrono::microseconds retention,
+                                  int limit = 10000);
+
+/// Follows a task from another connection of its own: calls `on_update`
+/// with the current state first, then with every change (state and attempt),
+/// and returns after a final state. `errc::unknown_task` at once for an
+/// unknown id; `errc::reservation_expired` when a reservation disappears.
+/// Notifications carry the changes; every `poll` the state is also read, in
+/// case one was missed.
+caf::error watch(const std::string& url, const uuid& id,
+                 const std::function<void(const task_status&)>& on_update,
+                 std::chrono::milliseconds poll = std::chrono::seconds{1});
 
 } // namespace cafmq

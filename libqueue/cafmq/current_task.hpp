@@ -8,6 +8,7 @@
 #include <caf/expected.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cafmq/cancellation.hpp"
 #include "cafmq/checkpoint.hpp"
 #include "cafmq/claimed_task.hpp"
 #include "cafmq/error.hpp"
@@ -22,7 +23,9 @@ namespace cafmq {
 /// The attempt a handler runs: its data, and the fenced writes it may do.
 class current_task {
 public:
-  current_task(claimed_task data, std::shared_ptr<task_backend> backend);
+  current_task(claimed_task data, std::shared_ptr<task_backend> backend,
+               std::shared_ptr<cancellation> token
+               = std::make_shared<cancellation>());
 
   const uuid& id() const noexcept {
     return data_.id;
@@ -88,6 +91,25 @@ public:
   /// Extends the lease to at least now + `lease`.
   caf::error keep_alive(std::chrono::microseconds lease);
 
+  /// True once the runtime asked this attempt to stop (cancel, timeout,
+  /// deadline, shutdown, lost lease). Handlers should return soon after.
+  bool cancelled() const noexcept {
+    return token_->cancelled();
+  }
+
+  cancel_reason cancelled_because() const noexcept {
+    return token_->reason();
+  }
+
+  /// Runs `f` once when the attempt is asked to stop.
+  void on_cancel(std::function<void()> f) {
+    token_->on_cancel(std::move(f));
+  }
+
+  const std::shared_ptr<cancellation>& token() const noexcept {
+    return token_;
+  }
+
   /// True once `complete` succeeded through this object.
   bool completed() const noexcept {
     return completed_;
@@ -96,6 +118,7 @@ public:
 private:
   claimed_task data_;
   std::shared_ptr<task_backend> backend_;
+  std::shared_ptr<cancellation> token_;
   bool completed_ = false;
 };
 

@@ -19,12 +19,26 @@ class current_task;
 /// error (or throwing) fails the attempt.
 using task_handler = std::function<caf::error(current_task&)>;
 
+/// Decides whether a handler's error is a definitive failure: `true` fails
+/// the task at once, whatever attempts are left; `false` makes the attempt
+/// retryable (retried while attempts and the deadline allow). Called for
+/// every error a handler returns or throws and for timeouts and deadlines;
+/// never for cancellation, which always ends the task cancelled.
+using failure_filter = std::function<bool(const caf::error&)>;
+
+/// The filter used when neither the task nor the runner sets one: only a
+/// payload the handler cannot decode (`errc::payload_mismatch`) is
+/// definitive.
+bool default_is_failure(const caf::error& err);
+
 /// A task: its name, its handler and the defaults every spawn starts from
 /// (the counterpart of sqlxmq's `#[job]` attribute).
 struct task_definition {
   std::string name;
   task_handler handler;
   task_options defaults;
+  /// Overrides the runner's filter for this task when set.
+  failure_filter is_failure = nullptr;
 
   /// A builder for one task of this definition, with its defaults applied.
   spawn_builder builder() const {

@@ -155,4 +155,117 @@ caf::expected<std::int64_t> expire_reservations(pqxx::connection_base& conn,
   });
 }
 
+std::string to_string(cancel_result x) {
+  return x == cancel_result::cancelled ? "cancelled" : "requested";
+}
+
+caf::expected<cancel_result> cancel(pqxx::transaction_base& tx,
+                                    const uuid& id) {
+  return guarded([&]() -> caf::expected<cancel_result> {
+    auto result
+      = tx.exec_params1(sql::cancel, to_string(id))[0].as<std::string>();
+    if (result == "cancelled")
+      return cancel_result::cancelled;
+    if (result == "requested")
+      return cancel_result::requested;
+    if (result == "unknown")
+      return make_error(errc::unknown_task, "no task with id " + to_string(id));
+    return make_error(errc::task_finished,
+                      "task " + to_string(id) + " already " + result);
+  });
+}
+
+caf::expected<cancel_result> cancel(pqxx::connection_base& conn,
+                                    const uuid& id) {
+  return in_transaction(
+    conn, [&](pqxx::transaction_base& tx) { return cancel(tx, id); });
+}
+
+caf::expected<std::int64_t> prune(pqxx::connection_base& conn,
+                                  std::chrono::microseconds retention,
+                                  int limit) {
+  return in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<std::int64_t> {
+      return tx.exec_params1(sql::prune, retention.count(), limit)[0]
+        .as<std::int64_t>();
+    });
+}
+
+namespace {
+
+// Collects the payloads of cafmq_status notifications for one task.
+struct status_receiver : pqxx::notification_receiver {
+  status_receiver(pqxx::connection_base& c, std::string id)
+    : pqxx::notification_receiver(c, "cafmq_status"), id(std::move(id)) {}
+
+  void operator()(const std::string& payload, int) override {
+    if (payload.compare(0, id.size(), id) == 0)
+      payloads.push_back(payload.substr(id.size() + 1));
+  }
+
+  std::string id;
+  std::vector<std::string> payloads; // "state attempt"
+};
+
+bool same_step(const task_status& x, const task_status& y) {
+  return x.state == y.state && x.attempt == y.attempt;
+}
+
+} // namespace
+
+caf::error watch(const std::string& url, const uuid& id,
+                 const std::function<void(const task_status&)>& on_update,
+                 std::chrono::milliseconds poll) {
+  return guarded([&]() -> caf::error {
+    pqxx::connection conn{url};
+    status_receiver rcv{conn, to_string(id)};
+    pqxx::nontransaction{conn}.exec_params0(sql::watch_add, to_string(id));
+    auto done = [&](caf::error result) {
+      pqxx::nontransaction{conn}.exec_params0(sql::watch_remove, to_string(id));
+      return result;
+    };
+    auto current = status(conn, id);
+    if (!current)
+      return done(std::move(current.error()));
+    on_update(*current);
+    auto last = *current;
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(poll);
+    while (!is_final(last.state)) {
+      rcv.payloads.clear();
+      conn.await_notification(us.count() / 1000000, us.count() % 1000000);
+      // Each notification is one step, in commit order; the row read now may
+      // already be further along, so steps are emitted from the payloads.
+      auto row = status(conn, id);
+      if (!row) {
+        if (code_of(row.error()) == errc::unknown_task)
+          return done(make_error(errc::reservation_expired,
+                                 "task " + to_string(id) + " disappeared"));
+        return done(std::move(row.error()));
+      }
+      for (auto& payload : rcv.payloads) {
+        auto space = payload.find(' ');
+        auto state = parse_task_state(payload.substr(0, space));
+        if (!state)
+          continue;
+        auto step = last;
+        step.state = *state;
+        step.attempt = std::stoi(payload.substr(space + 1));
+        if (same_step(step, *row))
+          step = *row;
+        if (!same_step(step, last)) {
+          on_update(step);
+          last = step;
+        }
+        if (is_final(last.state))
+          break;
+      }
+      if (!is_final(last.state) && !same_step(*row, last)) {
+        on_update(*row);
+        last = *row;
+      }
+    }
+    return done(caf::none);
+  });
+}
+
 } // namespace cafmq

@@ -21,8 +21,10 @@ caf::error stale_attempt_error(const attempt_ref& x) {
 }
 
 current_task::current_task(claimed_task data,
-                           std::shared_ptr<task_backend> backend)
-  : data_(std::move(data)), backend_(std::move(backend)) {
+                           std::shared_ptr<task_backend> backend,
+                           std::shared_ptr<cancellation> token)
+  : data_(std::move(data)), backend_(std::move(backend)),
+    token_(std::move(token)) {
   // nop
 }
 

@@ -5,6 +5,10 @@
 
 namespace cafmq {
 
+bool default_is_failure(const caf::error& err) {
+  return code_of(err) == errc::payload_mismatch;
+}
+
 caf::expected<registry> registry::make(std::vector<task_definition> xs) {
   registry result;
   for (auto& x : xs)

@@ -61,7 +61,7 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     task.max_attempts = row["max_attempts"].as<int>();
     task.ordered = row["ordered"].as<bool>();
     task.timeout = to_micros(row["timeout_us"]);
-    task.deadline = to_time(row["deadline_us"]);
+    task.deadline_in = to_micros(row["deadline_in_us"]);
     task.payload_json = optional_text(row["payload_json"]);
     task.payload_bytes = to_bytes(row["payload_bytes"]);
     result.tasks.push_back(std::move(task));

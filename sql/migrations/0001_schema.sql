@@ -86,3 +86,12 @@ CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks (unique_key)
 -- Finished tasks by age, for pruning.
 CREATE INDEX tasks_finished ON cafmq.tasks (finished_at)
   WHERE state IN ('completed', 'failed', 'cancelled');
+
+-- Tasks someone watches live (cafmq::watch): only changes of these tasks are
+-- published, so an unwatched queue pays nothing for status updates.
+CREATE TABLE cafmq.watches (
+  task_id uuid NOT NULL,
+  backend_pid integer NOT NULL DEFAULT pg_backend_pid(),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (task_id, backend_pid)
+);

@@ -44,6 +44,22 @@ BEGIN
 END
 $$;
 
+-- Publishes the current state of the watched ones among these tasks on
+-- cafmq_status as "id state attempt". One probe of a tiny table when nobody
+-- watches.
+CREATE FUNCTION cafmq.publish_status(p_ids uuid[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM cafmq.watches) THEN
+    RETURN;
+  END IF;
+  PERFORM pg_notify('cafmq_status', t.id || ' ' || t.state || ' ' || t.attempt)
+     FROM cafmq.tasks t
+    WHERE t.id = ANY (p_ids)
+      AND t.id IN (SELECT w.task_id FROM cafmq.watches w);
+END
+$$;
+
 -- Inserts tasks in array order. Ordered spawns take a per-channel lock first so
 -- that positions commit in order; a live unique key makes a row a duplicate.
 -- Returns, in input order, the task id (the live one for a duplicate) and
@@ -249,6 +265,7 @@ BEGIN
   RETURNING t.id, t.name, t.channel_name::text, t.channel_args::text,
             t.attempt, t.max_attempts, t.ordered, t.timeout, t.deadline,
             p.json::text, p.bytes, NULL::text, NULL::text, NULL::interval;
+  PERFORM cafmq.publish_status(v_ids);
   RETURN QUERY
   SELECT NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::integer,
          NULL::integer, NULL::boolean, NULL::interval, NULL::timestamptz, NULL::text,
@@ -284,6 +301,7 @@ BEGIN
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
     INTO v_done, v_wake FROM done;
   PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
 END
 $$;
@@ -326,6 +344,7 @@ BEGIN
          array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
     INTO v_ids, v_states, v_times, v_wake FROM fin;
   PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(p_ids);
   RETURN QUERY SELECT * FROM unnest(v_ids, v_states, v_times);
 END
 $$;
@@ -382,6 +401,7 @@ BEGIN
     RETURNING t.id, t.channel_name)
   SELECT array_agg(c.id), array_agg(c.channel_name) INTO v_done, v_wake FROM c;
   PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
 END
 $$;

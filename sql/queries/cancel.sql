@@ -1,0 +1,1 @@
+SELECT cafmq.cancel($1::uuid)

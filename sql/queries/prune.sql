@@ -1,0 +1,1 @@
+SELECT cafmq.prune(make_interval(secs => $1::bigint / 1e6), $2)

@@ -1,0 +1,1 @@
+DELETE FROM cafmq.watches WHERE task_id = $1::uuid AND backend_pid = pg_backend_pid()
