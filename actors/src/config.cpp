@@ -18,7 +18,12 @@ config::config() {
     .add(max_poll_wait, "max-poll-wait", "longest sleep between claims")
     .add(shutdown_timeout, "shutdown-timeout",
          "how long a stop waits for running handlers")
-    .add(migrate, "migrate", "apply migrations at start");
+    .add(migrate, "migrate", "apply migrations at start")
+    .add(retention, "retention", "how long finished tasks are kept")
+    .add(maintenance_interval, "maintenance-interval",
+         "how often finished tasks are pruned")
+    .add(channel_concurrency, "channel-concurrency",
+         "at most this many running per channel (0: no limit)");
 }
 
 runner_config config::runner(std::shared_ptr<const registry> tasks) const {
@@ -38,6 +43,10 @@ runner_config config::runner(std::shared_ptr<const registry> tasks) const {
   result.max_poll_wait = duration_cast<milliseconds>(max_poll_wait);
   result.shutdown_timeout = duration_cast<milliseconds>(shutdown_timeout);
   result.migrate = migrate;
+  result.retention = duration_cast<milliseconds>(retention);
+  result.maintenance_interval
+    = duration_cast<milliseconds>(maintenance_interval);
+  result.channel_concurrency = channel_concurrency;
   result.tasks = std::move(tasks);
   return result;
 }

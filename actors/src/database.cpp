@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include "cafmq/actors/messages.hpp"
+#include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/queue_connection.hpp"
 
@@ -58,6 +59,16 @@ caf::behavior database(caf::event_based_actor* self, std::string url) {
          std::chrono::milliseconds lease) {
       return st->with_connection(
         [&](queue_connection& c) { return c.keep_alive(xs, lease); });
+    },
+    [st](prune_atom, std::chrono::milliseconds retention, int limit) {
+      return st->with_connection([&](queue_connection& c) {
+        return prune(c.connection(), retention, limit);
+      });
+    },
+    [st](expire_atom, int limit) {
+      return st->with_connection([&](queue_connection& c) {
+        return expire_reservations(c.connection(), limit);
+      });
     },
     [st](checkpt_atom, const attempt_ref& x, const checkpoint& cp) {
       return st->with_connection(

@@ -9,6 +9,7 @@
 #include "cafmq/actors/channel.hpp"
 #include "cafmq/actors/completer.hpp"
 #include "cafmq/actors/listener.hpp"
+#include "cafmq/actors/maintenance.hpp"
 #include "cafmq/actors/messages.hpp"
 #include "cafmq/actors/pool.hpp"
 #include "cafmq/error.hpp"
@@ -37,6 +38,7 @@ struct dispatcher_state {
   caf::actor completer;
   caf::actor listener;
   caf::actor pool;
+  caf::actor maintenance;
   // Shared with the exit hook, which stops the channels however we end.
   std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
   std::unordered_map<uuid, running_attempt> running;
@@ -141,17 +143,28 @@ void renew_leases(dispatcher_actor* self) {
     ->request(st.write_db, caf::infinite, renew_atom::value, refs, st.cfg.lease)
     .then(
       [=](const std::vector<lease_state>& owned) {
-        // Attempts that ended while the renewal ran are not losses.
-        std::unordered_set<uuid> kept;
-        for (auto& x : owned)
-          kept.insert(x.id);
+        // Cancels whose notification was missed arrive here; an attempt no
+        // longer owned is told to stop. Attempts that ended while the
+        // renewal ran are neither.
         auto& st = self->state;
+        std::unordered_set<uuid> kept;
+        for (auto& x : owned) {
+          kept.insert(x.id);
+          if (x.cancel_requested && st.running.count(x.id) > 0) {
+            ++st.stats.cancels_at_renewal;
+            self->send(st.pool, cancel_atom::value, x.id,
+                       cancel_reason::cancelled);
+          }
+        }
         size_t lost = 0;
         for (auto& ref : refs) {
           auto i = st.running.find(ref.id);
           if (kept.count(ref.id) == 0 && i != st.running.end()
-              && i->second.attempt == ref.attempt)
+              && i->second.attempt == ref.attempt) {
             ++lost;
+            self->send(st.pool, cancel_atom::value, ref.id,
+                       cancel_reason::lost);
+          }
         }
         if (lost > 0)
           aout(self) << "cafmq: " << lost
@@ -199,13 +212,16 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
     = spawn_completer(sys, st.write_db, caf::actor_cast<caf::actor>(self));
   st.pool
     = spawn_pool(sys, st.cfg, st.write_db, caf::actor_cast<caf::actor>(self));
+  st.maintenance
+    = spawn_maintenance(sys, st.write_db, st.cfg.maintenance_interval,
+                        st.cfg.retention, st.cfg.prune_batch);
   if (with_listener)
     st.listener = spawn_listener(sys, st.cfg.database_url,
                                  caf::actor_cast<caf::actor>(self));
   // Children go down with the dispatcher, however it ends.
   std::vector<caf::actor> children;
-  for (auto& child :
-       {st.pool, st.completer, st.listener, st.claim_db, st.write_db})
+  for (auto& child : {st.pool, st.completer, st.maintenance, st.listener,
+                      st.claim_db, st.write_db})
     if (child)
       children.push_back(child);
   self->attach_functor([children, channels = st.channels](const caf::error&) {
@@ -224,6 +240,13 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
         maybe_claim(self);
     },
     [=](rescan_atom) { maybe_claim(self); },
+    [=](cancel_atom, const std::string& payload) {
+      // A cancel was requested somewhere; it matters if we run the task.
+      auto id = uuid::parse(payload);
+      if (id && self->state.running.count(*id) > 0)
+        self->send(self->state.pool, cancel_atom::value, *id,
+                   cancel_reason::cancelled);
+    },
     [=](poll_atom, int generation) {
       auto& st = self->state;
       if (generation != st.generation)
@@ -277,6 +300,9 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
       auto& st = self->state;
       aout(self) << "cafmq: shutdown timeout, abandoning " << st.running.size()
                  << " running attempts" << std::endl;
+      for (auto& kvp : st.running)
+        self->send(st.pool, cancel_atom::value, kvp.first,
+                   cancel_reason::shutdown);
       finish(self);
     },
     [=](retire_atom, const std::string& key) {

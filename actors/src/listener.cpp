@@ -17,13 +17,15 @@ constexpr auto poll_period = 50ms;
 /// A silent connection is pinged this often to notice that it died.
 constexpr auto ping_period = 2s;
 
+// Forwards notifications on one channel as (Atom, payload) messages.
+template <class Atom>
 struct forwarder : pqxx::notification_receiver {
   forwarder(pqxx::connection_base& c, const std::string& channel,
             caf::actor target)
     : pqxx::notification_receiver(c, channel), target(std::move(target)) {}
 
   void operator()(const std::string& payload, int) override {
-    caf::anon_send(target, ready_atom::value, payload);
+    caf::anon_send(target, Atom::value, payload);
   }
 
   caf::actor target;
@@ -31,7 +33,8 @@ struct forwarder : pqxx::notification_receiver {
 
 struct listener_state {
   std::unique_ptr<pqxx::connection> conn; // declared first: destroyed last
-  std::unique_ptr<forwarder> ready;
+  std::unique_ptr<forwarder<ready_atom>> ready;
+  std::unique_ptr<forwarder<cancel_atom>> cancel;
   std::chrono::steady_clock::time_point last_ping;
   std::chrono::milliseconds backoff{0};
   static inline const char* name = "cafmq.listener";
@@ -44,12 +47,17 @@ bool connect(listener_actor* self, const std::string& url,
   auto& st = self->state;
   try {
     st.ready.reset();
+    st.cancel.reset();
     st.conn = std::make_unique<pqxx::connection>(url);
-    st.ready = std::make_unique<forwarder>(*st.conn, "cafmq_ready", dispatcher);
+    st.ready = std::make_unique<forwarder<ready_atom>>(*st.conn, "cafmq_ready",
+                                                       dispatcher);
+    st.cancel = std::make_unique<forwarder<cancel_atom>>(
+      *st.conn, "cafmq_cancel", dispatcher);
     st.last_ping = std::chrono::steady_clock::now();
     return true;
   } catch (const std::exception& e) {
     st.ready.reset();
+    st.cancel.reset();
     st.conn.reset();
     aout(self) << "cafmq: listener cannot connect, retrying: "
                << render(from_exception(e)) << std::endl;
@@ -88,6 +96,7 @@ caf::behavior listener(listener_actor* self, std::string url,
         aout(self) << "cafmq: listener connection lost, reconnecting: "
                    << render(from_exception(e)) << std::endl;
         st.ready.reset();
+        st.cancel.reset();
         st.conn.reset();
       }
       self->send(self, poll_atom::value, 0);

@@ -17,6 +17,10 @@ struct attempt_info {
   caf::actor channel;
   caf::actor runner; // the worker or the handler actor
   int attempt;
+  std::shared_ptr<cancellation> token;
+  // The failure filter of a handler actor's task; empty for workers.
+  failure_filter filter;
+  bool is_actor = false;
   // A handler actor's failed request, reported when its down message tells
   // more (the exit reason).
   caf::error pending;
@@ -47,27 +51,57 @@ void report(pool_actor* self, task_outcome outcome) {
   self->send(st.dispatcher, done_atom::value, std::move(outcome));
 }
 
-task_outcome failure(const claimed_task& task, std::string error) {
+// Arms the attempt's timeout or deadline, whichever comes first.
+void arm_limits(pool_actor* self, const claimed_task& task) {
+  std::optional<std::chrono::microseconds> left;
+  auto why = cancel_reason::timeout;
+  if (task.timeout)
+    left = *task.timeout;
+  if (task.deadline_in && (!left || *task.deadline_in < *left)) {
+    left = *task.deadline_in;
+    why = cancel_reason::deadline;
+  }
+  if (!left)
+    return;
+  auto delay = std::max(std::chrono::microseconds{0}, *left);
+  self->delayed_send(self, delay, deadline_atom::value, task.id, task.attempt,
+                     why);
+}
+
+void fire(pool_actor* self, attempt_info& info, cancel_reason why) {
+  if (info.token->cancel(why) && info.is_actor)
+    self->send(info.runner, cancel_atom::value, why);
+}
+
+// The outcome of a handler actor's attempt, judged like a worker's.
+task_outcome judged(pool_actor* self, const attempt_ref& ref,
+                    const caf::error& err) {
   task_outcome result;
-  result.ref = {task.id, task.attempt};
-  result.kind = task_outcome::failed;
-  result.error = std::move(error);
-  return result;
+  result.ref = ref;
+  auto i = self->state.active.find(ref.id);
+  if (i == self->state.active.end())
+    return result;
+  return judge(result, err, false, *i->second.token, i->second.filter);
 }
 
 void run_actor_handler(pool_actor* self, const actor_task_definition& def,
                        claimed_task task, caf::actor channel) {
   auto handler = def.spawn(self->system());
   self->monitor(handler);
-  self->state.active[task.id]
-    = attempt_info{channel, handler, task.attempt, {}};
+  auto filter = def.is_failure ? def.is_failure : self->state.cfg.is_failure;
+  self->state.active[task.id] = attempt_info{channel,
+                                             handler,
+                                             task.attempt,
+                                             std::make_shared<cancellation>(),
+                                             std::move(filter),
+                                             true,
+                                             {}};
+  arm_limits(self, task);
   attempt_ref ref{task.id, task.attempt};
   self->request(handler, caf::infinite, run_atom::value, task)
     .then(
       [=](bool) {
-        task_outcome ok;
-        ok.ref = ref;
-        report(self, std::move(ok));
+        report(self, judged(self, ref, caf::none));
         self->demonitor(handler);
         self->send_exit(handler, caf::exit_reason::user_shutdown);
       },
@@ -79,9 +113,7 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
           if (i != self->state.active.end())
             i->second.pending = std::move(err);
         } else {
-          auto outcome = failure(task, render(err));
-          outcome.retryable = code_of(err) != errc::payload_mismatch;
-          report(self, std::move(outcome));
+          report(self, judged(self, ref, err));
         }
         self->send_exit(handler, caf::exit_reason::user_shutdown);
       });
@@ -100,9 +132,11 @@ void start(pool_actor* self, claimed_task task, caf::actor channel) {
   }
   auto worker = st.idle.back();
   st.idle.pop_back();
-  st.active[task.id]
-    = attempt_info{std::move(channel), worker, task.attempt, {}};
-  self->send(worker, run_atom::value, std::move(task));
+  auto token = std::make_shared<cancellation>();
+  st.active[task.id] = attempt_info{
+    std::move(channel), worker, task.attempt, token, nullptr, false, {}};
+  arm_limits(self, task);
+  self->send(worker, run_atom::value, std::move(task), std::move(token));
 }
 
 caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
@@ -116,7 +150,7 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
   std::vector<caf::actor> workers;
   for (int i = 0; i < st.cfg.max_concurrency; ++i)
     workers.push_back(spawn_worker(self->system(), st.cfg.detached_workers,
-                                   st.cfg.tasks, db, me));
+                                   st.cfg.tasks, st.cfg.is_failure, db, me));
   st.idle = workers;
   self->attach_functor([workers](const caf::error&) {
     for (auto& w : workers)
@@ -132,17 +166,26 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
       auto reason = msg.reason;
       if (!reason || reason == caf::exit_reason::user_shutdown)
         reason = kvp.second.pending;
-      task_outcome outcome;
-      outcome.ref = {kvp.first, kvp.second.attempt};
-      outcome.kind = task_outcome::failed;
-      outcome.error = "handler actor failed: "
-                      + (reason ? render(reason)
-                                : std::string{"it exited without replying"});
-      report(self, std::move(outcome));
+      auto failure
+        = make_error(errc::handler_failed,
+                     "handler actor failed: "
+                       + (reason ? render(reason)
+                                 : std::string{"it exited without replying"}));
+      report(self, judged(self, {kvp.first, kvp.second.attempt}, failure));
       return;
     }
   });
   return {
+    [=](cancel_atom, const uuid& id, cancel_reason why) {
+      auto i = self->state.active.find(id);
+      if (i != self->state.active.end())
+        fire(self, i->second, why);
+    },
+    [=](deadline_atom, const uuid& id, int attempt, cancel_reason why) {
+      auto i = self->state.active.find(id);
+      if (i != self->state.active.end() && i->second.attempt == attempt)
+        fire(self, i->second, why);
+    },
     [=](run_atom, claimed_task& task) {
       auto channel = caf::actor_cast<caf::actor>(self->current_sender());
       start(self, std::move(task), std::move(channel));

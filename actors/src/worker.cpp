@@ -63,8 +63,10 @@ private:
   caf::actor db_;
 };
 
-task_outcome run_handler(const registry& tasks, caf::actor_system& sys,
-                         const caf::actor& db, const claimed_task& data) {
+task_outcome run_handler(const registry& tasks, const failure_filter& filter,
+                         caf::actor_system& sys, const caf::actor& db,
+                         const claimed_task& data,
+                         const std::shared_ptr<cancellation>& token) {
   task_outcome result;
   result.ref = {data.id, data.attempt};
   auto def = tasks.find(data.name);
@@ -75,7 +77,7 @@ task_outcome run_handler(const registry& tasks, caf::actor_system& sys,
     return result;
   }
   auto backend = std::make_shared<runtime_backend>(sys, db);
-  current_task task{data, backend};
+  current_task task{data, backend, token};
   caf::error err;
   try {
     err = def->handler(task);
@@ -84,22 +86,18 @@ task_outcome run_handler(const registry& tasks, caf::actor_system& sys,
   } catch (...) {
     err = make_error(errc::handler_failed, "unknown exception");
   }
-  if (err) {
-    result.kind = task_outcome::failed;
-    result.error = render(err);
-    result.retryable = code_of(err) != errc::payload_mismatch;
-  } else if (backend->recorded()) {
-    result.kind = task_outcome::recorded;
-  }
-  return result;
+  return judge(result, err, backend->recorded(), *token,
+               def->is_failure ? def->is_failure : filter);
 }
 
 caf::behavior worker(caf::event_based_actor* self,
-                     std::shared_ptr<const registry> tasks, caf::actor db,
-                     caf::actor pool) {
+                     std::shared_ptr<const registry> tasks,
+                     failure_filter filter, caf::actor db, caf::actor pool) {
   return {
-    [=](run_atom, const claimed_task& data) {
-      auto outcome = run_handler(*tasks, self->system(), db, data);
+    [=](run_atom, const claimed_task& data,
+        const std::shared_ptr<cancellation>& token) {
+      auto outcome
+        = run_handler(*tasks, filter, self->system(), db, data, token);
       self->send(pool, done_atom::value, std::move(outcome));
     },
   };
@@ -107,13 +105,54 @@ caf::behavior worker(caf::event_based_actor* self,
 
 } // namespace
 
+task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
+                   const cancellation& token, const failure_filter& filter) {
+  switch (token.reason()) {
+    case cancel_reason::none:
+      break;
+    case cancel_reason::cancelled:
+      // Work that finished anyway counts; otherwise the task ends cancelled
+      // (the database knows the cancel was requested) and is not retried.
+      if (!err)
+        break;
+      result.kind = task_outcome::failed;
+      result.error = "cancelled: " + render(err);
+      result.retryable = false;
+      return result;
+    case cancel_reason::timeout:
+    case cancel_reason::deadline: {
+      // Running past the limit is a failure, whatever the handler returned.
+      auto why = token.reason() == cancel_reason::timeout
+                   ? "the attempt ran past its timeout"
+                   : "the task ran past its deadline";
+      auto failure = make_error(errc::handler_failed, why);
+      result.kind = task_outcome::failed;
+      result.error = render(failure);
+      result.retryable = !(filter ? filter : default_is_failure)(failure);
+      return result;
+    }
+    case cancel_reason::shutdown:
+    case cancel_reason::lost:
+      break;
+  }
+  if (err) {
+    result.kind = task_outcome::failed;
+    result.error = render(err);
+    result.retryable = !(filter ? filter : default_is_failure)(err);
+  } else if (recorded) {
+    result.kind = task_outcome::recorded;
+  }
+  return result;
+}
+
 caf::actor spawn_worker(caf::actor_system& sys, bool detached,
-                        std::shared_ptr<const registry> tasks, caf::actor db,
-                        caf::actor pool) {
+                        std::shared_ptr<const registry> tasks,
+                        failure_filter filter, caf::actor db, caf::actor pool) {
   if (detached)
-    return sys.spawn<caf::detached>(worker, std::move(tasks), std::move(db),
-                                    std::move(pool));
-  return sys.spawn(worker, std::move(tasks), std::move(db), std::move(pool));
+    return sys.spawn<caf::detached>(worker, std::move(tasks), std::move(filter),
+                                    std::move(db), std::move(pool));
+  return sys.spawn(worker, std::move(tasks), std::move(filter), std::move(db),
+                   std::move(pool));
 }
 
 } // namespace cafmq::actors

@@ -30,6 +30,9 @@ public:
   caf::timespan max_poll_wait = std::chrono::seconds{5};
   caf::timespan shutdown_timeout = std::chrono::seconds{30};
   bool migrate = true;
+  caf::timespan retention = std::chrono::hours{24};
+  caf::timespan maintenance_interval = std::chrono::seconds{60};
+  int channel_concurrency = 0;
 };
 
 } // namespace cafmq::actors

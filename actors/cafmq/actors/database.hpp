@@ -7,6 +7,8 @@
 //   (record_atom, write_batch)               -> true   (one transaction)
 //   (renew_atom, vector<attempt_ref>, ms)    -> vector<lease_state>
 //   (checkpt_atom, attempt_ref, checkpoint)  -> true, or stale_attempt
+//   (prune_atom, retention ms, limit)        -> pruned, or -1 (other node)
+//   (expire_atom, limit)                     -> expired reservations
 // A lost connection fails the current request with database_unavailable and
 // is reopened on the next one.
 

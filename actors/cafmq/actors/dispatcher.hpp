@@ -13,6 +13,9 @@
 // Messages:
 //   (ready_atom, std::string)  a channel has new work
 //   (rescan_atom)              claim now (after a reconnect)
+//   (cancel_atom, std::string) a cancel was requested for this task id; fire
+//                              the token if it runs here (renewals also
+//                              report cancels, for missed notifications)
 //   (done_atom, task_outcome)  from a worker: the attempt ended
 //   (stop_atom)                -> true after a graceful stop: stop claiming,
 //                              let running handlers finish (shutdown_timeout),

@@ -1,13 +1,13 @@
 #pragma once
 
 // The listener owns the LISTEN connection (never used for transactions) and
-// turns notifications on cafmq_ready into (ready_atom, channel_name)
-// messages for the dispatcher. It runs detached: it blocks in
-// await_notification for at most `poll` and re-arms itself with a message,
-// so exit messages are handled between waits. A dead connection (found by
-// an exception or a periodic ping) is rebuilt with backoff, and after every
-// rebuild the dispatcher gets (rescan_atom), because notifications sent
-// while it was down are lost.
+// turns notifications on cafmq_ready into (ready_atom, channel_name) and on
+// cafmq_cancel into (cancel_atom, task_id) messages for the dispatcher. It runs
+// detached: it blocks in await_notification for at most `poll` and re-arms
+// itself with a message, so exit messages are handled between waits. A dead
+// connection (found by an exception or a periodic ping) is rebuilt with
+// backoff, and after every rebuild the dispatcher gets (rescan_atom), because
+// notifications sent while it was down are lost.
 
 #include <chrono>
 #include <string>

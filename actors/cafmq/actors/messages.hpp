@@ -10,6 +10,7 @@
 #include <caf/atom.hpp>
 
 #include "cafmq/actors/runner_config.hpp"
+#include "cafmq/cancellation.hpp"
 #include "cafmq/claimed_task.hpp"
 #include "cafmq/queue_connection.hpp"
 
@@ -41,6 +42,16 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 /// timer: the graceful stop ran out of time.
 using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
+/// listener → dispatcher: (cancel_atom, std::string id) a cancel was requested;
+/// dispatcher → pool: (cancel_atom, uuid, cancel_reason) fire the token;
+/// pool → handler actor: (cancel_atom, cancel_reason).
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+/// timer in the pool: (deadline_atom, uuid, attempt, cancel_reason).
+using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
+/// maintenance → database: (prune_atom, retention, limit) → deleted or -1.
+using prune_atom = caf::atom_constant<caf::atom("prune")>;
+/// maintenance → database: (expire_atom, limit) → removed reservations.
+using expire_atom = caf::atom_constant<caf::atom("expire")>;
 /// channel → dispatcher: may I retire? → bool.
 using retire_atom = caf::atom_constant<caf::atom("retire")>;
 /// anyone → dispatcher: counters → runner_stats.
@@ -75,6 +86,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::claim_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::claimed_task)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::attempt_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::checkpoint)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::uuid)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::cancel_reason)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<cafmq::cancellation>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::attempt_ref>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::lease_state>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::actors::task_outcome)

@@ -5,9 +5,13 @@
 // never stalls the scheduler. Actor handlers are spawned per attempt and
 // monitored (fine-grained supervision): a handler actor that throws, crashes
 // or exits before replying fails that attempt with its exit reason.
+// Every attempt has a cancellation token; its timeout and deadline are
+// timers here that fire it, as do cancels from the dispatcher; a handler
+// actor also gets (cancel_atom, cancel_reason).
 // Messages:
-//   (run_atom, claimed_task)     from a channel actor: run it
-//   (done_atom, task_outcome)    from a worker
+//   (run_atom, claimed_task)            from a channel actor: run it
+//   (done_atom, task_outcome)           from a worker
+//   (cancel_atom, uuid, cancel_reason)  fire the attempt's token
 // Sends (done_atom, task_outcome) to the dispatcher and (done_atom,
 // attempt_ref) to the channel actor that sent the attempt.
 

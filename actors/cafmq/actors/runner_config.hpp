@@ -17,10 +17,15 @@ namespace cafmq::actors {
 /// `true` on success or an error; if it throws, crashes or exits before
 /// replying, the attempt fails with the exit reason (and is retried per the
 /// task's rules) while the runtime carries on.
+///
+/// When the attempt is cancelled (cancel, timeout, deadline, shutdown) the
+/// handler actor gets (cancel_atom, cancel_reason) and should reply soon.
 struct actor_task_definition {
   std::string name;
   std::function<caf::actor(caf::actor_system&)> spawn;
   task_options defaults;
+  /// Overrides the runner's filter for this task when set.
+  failure_filter is_failure = nullptr;
 
   spawn_builder builder() const {
     return spawn_builder{name, defaults};
@@ -56,6 +61,15 @@ struct runner_config {
   std::shared_ptr<const registry> tasks;
   /// Tasks whose handlers are actors.
   std::vector<actor_task_definition> actor_tasks;
+  /// Which handler errors fail a task at once (see failure_filter); tasks
+  /// may override it. Empty: default_is_failure.
+  failure_filter is_failure = nullptr;
+  /// Finished tasks are kept this long (for status and watch), then pruned
+  /// in batches of prune_batch by one runner at a time.
+  std::chrono::milliseconds retention = std::chrono::hours{24};
+  int prune_batch = 1000;
+  /// How often maintenance (pruning, expiring reservations) runs.
+  std::chrono::milliseconds maintenance_interval = std::chrono::seconds{60};
   /// At most this many attempts of one (channel name, args) run at once in
   /// this runner; 0: no limit.
   int channel_concurrency = 0;
@@ -75,6 +89,9 @@ struct runner_stats {
   long long completed = 0;
   long long failed = 0;
   long long claims = 0;
+  /// Cancels that reached running attempts through a lease renewal (their
+  /// notification was missed).
+  long long cancels_at_renewal = 0;
 };
 
 } // namespace cafmq::actors

@@ -1,25 +1,36 @@
 #pragma once
 
 // A worker runs one attempt at a time: it looks the handler up in the
-// registry, gives it a current_task, and reports a task_outcome to its pool.
+// registry, gives it a current_task with the attempt's cancellation token,
+// and reports a task_outcome to its pool.
 // Exceptions and errors from the handler become failures with their message; a
 // payload the handler cannot decode is not retried; a handler that returns
 // without error is completed (if it did not complete itself). Workers are
 // spawned detached, so a blocking handler never stalls the scheduler. Messages:
-//   (run_atom, claimed_task)   run it; then send (done_atom, task_outcome)
+//   (run_atom, claimed_task, shared_ptr<cancellation>)
+//                              run it; then send (done_atom, task_outcome)
 //                              to the pool
 
 #include <memory>
 
 #include <caf/fwd.hpp>
 
+#include "cafmq/actors/messages.hpp"
 #include "cafmq/registry.hpp"
 
 namespace cafmq::actors {
 
-/// Spawns a worker; detached (own thread) when `detached` is true.
+/// Spawns a worker; detached (own thread) when `detached` is true. `filter`
+/// is the runner's failure filter (tasks may override it).
 caf::actor spawn_worker(caf::actor_system& sys, bool detached,
-                        std::shared_ptr<const registry> tasks, caf::actor db,
-                        caf::actor pool);
+                        std::shared_ptr<const registry> tasks,
+                        failure_filter filter, caf::actor db, caf::actor pool);
+
+/// The outcome of an attempt from what its handler returned (`err`),
+/// whether it completed in its own transaction, and its token: a cancelled
+/// attempt that failed is not retried; one past its timeout or deadline
+/// failed whatever it returned; `filter` decides what is retryable.
+task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
+                   const cancellation& token, const failure_filter& filter);
 
 } // namespace cafmq::actors
