@@ -1,0 +1,186 @@
+#define CAF_SUITE cancellation
+#include <caf/test/dsl.hpp>
+
+#include "support/runtime_fixture.hpp"
+
+using namespace caf;
+using namespace cafmq;
+using namespace cafmq::actors;
+using namespace cafmq::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A handler actor that works until it is asked to stop, then reports that.
+behavior cooperative_handler(event_based_actor* self) {
+  auto pending = std::make_shared<response_promise>();
+  return {
+    [=](run_atom, const claimed_task&) -> result<bool> {
+      *pending = self->make_response_promise();
+      return delegated<bool>{};
+    },
+    [=](cancel_atom, cancel_reason why) {
+      pending->deliver(
+        make_error(errc::handler_failed, "stopped: " + to_string(why)));
+    },
+  };
+}
+
+struct cancel_fixture : fixture {
+  cancel_fixture() {
+    cfg.actor_tasks
+      = {{"coop",
+          [](actor_system& sys) { return sys.spawn(cooperative_handler); },
+          {},
+          nullptr}};
+    cfg.max_poll_wait = 1h;
+    cfg.keep_alive_interval = 10s;
+    cfg.maintenance_interval = 1h;
+  }
+
+  // Starts a dispatcher running one cooperative attempt.
+  std::pair<actor, claimed_task> start_one(claimed_task task) {
+    claim_result batch;
+    batch.tasks = {task};
+    log->claims.push_back(batch);
+    auto d = start();
+    sched.run();
+    CAF_REQUIRE(log->records.empty());
+    return {d, task};
+  }
+
+  std::vector<attempt_failure> failures() {
+    std::vector<attempt_failure> result;
+    for (auto& b : log->records)
+      result.insert(result.end(), b.failed.begin(), b.failed.end());
+    return result;
+  }
+
+  runner_stats stats(const actor& d) {
+    self->send(d, stats_atom::value);
+    sched.run();
+    runner_stats result;
+    self->receive([&](const runner_stats& x) { result = x; });
+    return result;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(cancellation_tests, cancel_fixture)
+
+CAF_TEST(a cancel notification stops a running attempt for good) {
+  auto [d, task] = start_one(make_task("coop"));
+  anon_send(d, cancel_atom::value, to_string(task.id));
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(failed[0].ref.id == task.id);
+  CAF_CHECK(!failed[0].retryable);
+  CAF_CHECK(failed[0].error.find("stopped: cancelled") != std::string::npos);
+  // A cancel for a task this runner does not run changes nothing.
+  anon_send(d, cancel_atom::value, to_string(uuid::random()));
+  sched.run();
+  CAF_CHECK_EQUAL(failures().size(), 1u);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a lease renewal delivers a cancel whose notification was missed) {
+  auto [d, task] = start_one(make_task("coop"));
+  log->cancel_requested.insert(task.id);
+  sched.advance_time(10s);
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(!failed[0].retryable);
+  CAF_CHECK_EQUAL(stats(d).cancels_at_renewal, 1);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a timeout fires the token and counts as a retryable failure) {
+  auto task = make_task("coop");
+  task.timeout = 5s;
+  auto [d, t] = start_one(task);
+  sched.advance_time(4s);
+  sched.run();
+  CAF_CHECK(failures().empty());
+  sched.advance_time(1s);
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(failed[0].retryable);
+  CAF_CHECK(failed[0].error.find("timeout") != std::string::npos);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a deadline closer than the timeout fires first) {
+  auto task = make_task("coop");
+  task.timeout = 50s;
+  task.deadline_in = 3s;
+  auto [d, t] = start_one(task);
+  sched.advance_time(3s);
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(failed[0].error.find("deadline") != std::string::npos);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(the failure filter decides retries per runner and per task) {
+  // The runner treats every error as definitive...
+  cfg.is_failure = [](const caf::error&) {
+    return true;
+  };
+  auto tasks = std::make_shared<registry>(*cfg.tasks);
+  // ...but this task treats only invalid arguments as definitive.
+  tasks->add({"lenient",
+              [](current_task&) -> caf::error {
+                return make_error(errc::handler_failed, "flaky");
+              },
+              {},
+              [](const caf::error& err) {
+                return code_of(err) == errc::invalid_argument;
+              }});
+  cfg.tasks = tasks;
+  claim_result batch;
+  auto strict = make_task("boom");
+  auto lenient = make_task("lenient");
+  batch.tasks = {strict, lenient};
+  log->claims.push_back(batch);
+  auto d = start();
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 2u);
+  for (auto& f : failed)
+    CAF_CHECK_EQUAL(f.retryable, f.ref.id == lenient.id);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(maintenance prunes every interval and at once after a full batch) {
+  cfg.maintenance_interval = 60s;
+  cfg.keep_alive_interval = 1h;
+  auto d = start();
+  sched.run();
+  CAF_CHECK_EQUAL(log->prunes, 0);
+  sched.advance_time(60s);
+  sched.run();
+  CAF_CHECK_EQUAL(log->expires, 1);
+  CAF_CHECK_EQUAL(log->prunes, 1);
+  // A full batch: the next round follows without waiting.
+  log->prune_answer = cfg.prune_batch;
+  sched.advance_time(60s);
+  sched.run_once();
+  for (int i = 0; i < 20; ++i)
+    sched.run_once();
+  CAF_CHECK_GREATER(log->prunes, 2);
+  log->prune_answer = 0;
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
