@@ -155,4 +155,79 @@ CAF_TEST(a notification wakes an idle runner) {
   CAF_CHECK_GREATER(latency, 0);
 }
 
+CAF_TEST(cancelling a running task stops its handler and ends it cancelled) {
+  using clock = std::chrono::steady_clock;
+  std::atomic<long long> fired_at{0};
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"wait",
+              [&](current_task& task) {
+                task.on_cancel(
+                  [&] { fired_at = clock::now().time_since_epoch().count(); });
+                while (!task.cancelled())
+                  std::this_thread::sleep_for(1ms);
+                return make_error(errc::handler_failed, "stopped");
+              },
+              {}});
+  auto r = start(config(tasks));
+  auto id = spawn_builder{"wait"}.retries(5).spawn(*conn)->id;
+  wait_for([&] { return count("running") == 1; });
+  auto before = clock::now().time_since_epoch().count();
+  auto result = cancel(*conn, id);
+  CAF_REQUIRE(result);
+  CAF_CHECK_EQUAL(to_string(*result), "requested");
+  wait_for([&] { return count("cancelled") == 1; });
+  CAF_CHECK_GREATER(fired_at.load(), 0);
+  CAF_MESSAGE("cancel() to token fired: " << (fired_at.load() - before) / 1000
+                                          << " us");
+  auto st = status(*conn, id);
+  CAF_CHECK_EQUAL(st->attempt, 1); // not retried
+}
+
+CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"wait",
+              [&](current_task& task) {
+                while (!task.cancelled())
+                  std::this_thread::sleep_for(1ms);
+                return make_error(errc::handler_failed, "stopped");
+              },
+              {}});
+  auto cfg = config(tasks);
+  cfg.lease = 3s;
+  cfg.keep_alive_interval = 300ms;
+  auto r = start(cfg);
+  auto id = spawn_builder{"wait"}.spawn(*conn)->id;
+  wait_for([&] { return count("running") == 1; });
+  // Kill the LISTEN connection (its last statements are LISTEN or the ping);
+  // the notification of the cancel below is then lost.
+  auto killed = query_value<int>(
+    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+    "datname = current_database() AND pid <> pg_backend_pid() AND (query "
+    "LIKE 'LISTEN%' OR query = 'SELECT 1')");
+  CAF_CHECK_EQUAL(killed, 1);
+  CAF_REQUIRE(cancel(*conn, id));
+  wait_for([&] { return count("cancelled") == 1; });
+  CAF_CHECK_GREATER_OR_EQUAL(r->stats().cancels_at_renewal, 1);
+}
+
+CAF_TEST(a handler past its timeout is stopped and retried) {
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"slow",
+              [&](current_task& task) -> caf::error {
+                if (task.attempt() > 1)
+                  return caf::none;
+                while (!task.cancelled())
+                  std::this_thread::sleep_for(1ms);
+                return caf::none; // ignoring the timeout does not help
+              },
+              {}});
+  auto r = start(config(tasks));
+  auto id = spawn_builder{"slow"}.timeout(200ms).backoff(10ms).spawn(*conn)->id;
+  wait_for([&] { return count("completed") == 1; });
+  auto st = status(*conn, id);
+  CAF_CHECK_EQUAL(st->attempt, 2);
+  CAF_REQUIRE(st->last_error.has_value());
+  CAF_CHECK(st->last_error->find("timeout") != std::string::npos);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,6 +1,8 @@
 #define CAF_SUITE two_runners
 #include <caf/test/unit_test.hpp>
 
+#include <thread>
+
 #include "support/db_fixture.hpp"
 #include "support/process.hpp"
 #include "support/queue_helpers.hpp"
@@ -76,6 +78,37 @@ CAF_TEST(two runner processes run every task exactly once and in order) {
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(DISTINCT node) FROM "
                                    "e2e_runs WHERE channel LIKE 'o/%'"),
                   2);
+}
+
+CAF_TEST(a third process watches a task another process runs and we cancel) {
+  auto id = spawn_builder{"wait_cancel"}.retries(3).spawn(*conn)->id;
+  auto runner = start_runner(url, "a");
+  CAF_REQUIRE(runner != nullptr);
+  while (query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state = "
+                          "'running'")
+         == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  auto watcher = start_process(std::string{CAFMQ_CLI} + " '--database-url="
+                               + url + "' watch " + to_string(id));
+  while (query_value<int>("SELECT count(*) FROM cafmq.watches") == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  std::string cancel_out;
+  CAF_CHECK_EQUAL(
+    finish_process(start_process(std::string{CAFMQ_CLI} + " '--database-url="
+                                 + url + "' cancel " + to_string(id)),
+                   cancel_out),
+    0);
+  CAF_CHECK(cancel_out.find("cancel=requested") != std::string::npos);
+  std::string watch_out, runner_out;
+  CAF_CHECK_EQUAL(finish_process(watcher, watch_out), 0);
+  CAF_CHECK_EQUAL(finish_process(runner, runner_out), 0);
+  CAF_MESSAGE(watch_out);
+  auto running = watch_out.find("state=running attempt=1/4");
+  auto cancelled = watch_out.find("state=cancelled attempt=1/4");
+  CAF_CHECK(running != std::string::npos);
+  CAF_CHECK(cancelled != std::string::npos);
+  CAF_CHECK_LESS(running, cancelled);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.watches"), 0);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,7 +1,7 @@
 // A runner process for the e2e tests. It runs the task "record", which
 // writes (id, attempt, node, channel, payload, start, end) into e2e_runs in
-// the same transaction that completes the attempt, and exits once no live
-// task is left.
+// the same transaction that completes the attempt, and "wait_cancel", which
+// works until it is cancelled; it exits once no live task is left.
 //
 //   cafmq-e2e-runner URL NODE MIN MAX
 
@@ -36,6 +36,13 @@ caf::error record(cafmq::current_task& task) {
   });
 }
 
+caf::error wait_cancel(cafmq::current_task& task) {
+  while (!task.cancelled())
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  return cafmq::make_error(cafmq::errc::handler_failed,
+                           "stopped: " + to_string(task.cancelled_because()));
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -47,6 +54,7 @@ int main(int argc, char** argv) {
   node = argv[2];
   auto tasks = std::make_shared<cafmq::registry>();
   tasks->add({"record", record, {}});
+  tasks->add({"wait_cancel", wait_cancel, {}});
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
   cfg.node = node;
