@@ -1,0 +1,356 @@
+// cafmq-bench: measures cafmq the way shared/bench/peers measures
+// graphile-worker and pg-boss: N no-op tasks with payload {"i": i}, an empty
+// handler, median of REPS repetitions, each in a fresh database.
+//
+//   cafmq-bench [--n=20000] [--reps=3] [--parts=spawn,drain,...]
+//               [--min=M --max=M]   (runner concurrency; default: defaults)
+//
+// Parts: spawn (one at a time, and all N in one batch), drain (runner with
+// default options), drain_watch (drain with 100 tasks watched), drain_tx
+// (each handler completes in its own transaction), latency (spawn ->
+// handler start at 100 tasks/s on an idle runner), raw (PostgreSQL's own
+// single-commit and batched dequeue limits on this machine). After every
+// drain the harness checks that each task completed exactly once.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "cafmq/actors/runner.hpp"
+#include "cafmq/client.hpp"
+#include "cafmq/current_task.hpp"
+#include "cafmq/error.hpp"
+#include "cafmq/migrate.hpp"
+#include "cafmq/spawn.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::string admin_url;
+int n_tasks = 20000;
+int reps = 3;
+// Runner concurrency for the drains; 0 keeps the runner's defaults.
+int min_concurrency = 0;
+int max_concurrency = 0;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+[[noreturn]] void die(const std::string& what) {
+  std::cerr << "cafmq-bench: " << what << std::endl;
+  std::exit(1);
+}
+
+template <class T>
+T check(caf::expected<T> x, const char* what) {
+  if (!x)
+    die(std::string{what} + ": " + cafmq::render(x.error()));
+  return std::move(*x);
+}
+
+std::string with_database(const std::string& url, const std::string& db) {
+  for (std::string prefix : {"postgresql://", "postgres://"}) {
+    if (url.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    auto path = url.find('/', prefix.size());
+    auto query = url.find('?', prefix.size());
+    auto end = std::min(path, query);
+    return url.substr(0, end) + "/" + db
+           + (query == std::string::npos ? "" : url.substr(query));
+  }
+  return url + " dbname=" + db;
+}
+
+// A fresh, migrated database for one measurement.
+std::string fresh_database() {
+  static int counter = 0;
+  auto name = "cafmq_bench_" + std::to_string(counter++);
+  pqxx::connection admin{admin_url};
+  pqxx::nontransaction tx{admin};
+  tx.exec0("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+  tx.exec0("CREATE DATABASE " + name);
+  auto url = with_database(admin_url, name);
+  pqxx::connection c{url};
+  check(cafmq::migrate(c), "migrate");
+  return url;
+}
+
+std::vector<cafmq::spawn_builder> noop_tasks(int n) {
+  std::vector<cafmq::spawn_builder> xs;
+  xs.reserve(n);
+  for (int i = 0; i < n; ++i)
+    xs.push_back(cafmq::spawn_builder{"noop"}.json(nlohmann::json{{"i", i}}));
+  return xs;
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+double percentile(std::vector<double> xs, double p) {
+  std::sort(xs.begin(), xs.end());
+  auto idx = static_cast<size_t>(p * (xs.size() - 1) + 0.5);
+  return xs[std::min(idx, xs.size() - 1)];
+}
+
+struct row {
+  std::string what;
+  std::string unit;
+  std::vector<double> values;
+};
+
+std::vector<row> table;
+
+void report(const std::string& what, const std::string& unit, double value) {
+  for (auto& r : table)
+    if (r.what == what) {
+      r.values.push_back(value);
+      return;
+    }
+  table.push_back({what, unit, {value}});
+}
+
+// -- spawn ------------------------------------------------------------------
+
+void bench_spawn() {
+  auto url = fresh_database();
+  pqxx::connection conn{url};
+  auto n_one = std::min(n_tasks, 5000);
+  auto xs = noop_tasks(n_one);
+  auto t0 = clock_type::now();
+  for (auto& x : xs)
+    check(x.spawn(conn), "spawn");
+  report("spawn one at a time", "tasks/s", n_one / seconds_since(t0));
+  auto batch = noop_tasks(n_tasks);
+  t0 = clock_type::now();
+  check(cafmq::spawn_many(conn, batch), "spawn_many");
+  report("spawn " + std::to_string(n_tasks) + " in one call", "tasks/s",
+         n_tasks / seconds_since(t0));
+}
+
+// -- drain ------------------------------------------------------------------
+
+// Checks that each of the n tasks completed in exactly one attempt.
+void check_table(pqxx::connection& conn, int n) {
+  pqxx::nontransaction tx{conn};
+  auto r = tx.exec1("SELECT count(*) FILTER (WHERE state = 'completed' AND "
+                    "attempt = 1), count(*) FROM cafmq.tasks");
+  if (r[0].as<int>() != n || r[1].as<int>() != n)
+    die("table check failed: " + std::to_string(r[0].as<int>()) + " of "
+        + std::to_string(r[1].as<int>()) + " completed once, expected "
+        + std::to_string(n));
+}
+
+enum class drain_kind { plain, watched, transactional };
+
+double drain(drain_kind kind) {
+  auto url = fresh_database();
+  pqxx::connection conn{url};
+  check(cafmq::spawn_many(conn, noop_tasks(n_tasks)), "spawn_many");
+  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
+  std::unique_ptr<pqxx::connection> watcher;
+  if (kind == drain_kind::watched) {
+    // 100 tasks watched by a listening session for the whole drain.
+    watcher = std::make_unique<pqxx::connection>(url);
+    pqxx::nontransaction w{*watcher};
+    w.exec0("LISTEN cafmq_status");
+    w.exec0("INSERT INTO cafmq.watches (task_id) SELECT id FROM cafmq.tasks "
+            "ORDER BY random() LIMIT 100");
+  }
+  auto tasks = std::make_shared<cafmq::registry>();
+  if (kind == drain_kind::transactional) {
+    tasks->add({"noop",
+                [url](cafmq::current_task& task) -> caf::error {
+                  thread_local std::unique_ptr<pqxx::connection> c;
+                  if (!c)
+                    c = std::make_unique<pqxx::connection>(url);
+                  pqxx::work tx{*c};
+                  return task.complete(tx);
+                },
+                {}});
+  } else {
+    tasks->add({"noop", [](cafmq::current_task&) { return caf::error{}; }, {}});
+  }
+  cafmq::actors::runner_config cfg;
+  cfg.database_url = url;
+  cfg.tasks = tasks;
+  if (min_concurrency > 0)
+    cfg.min_concurrency = min_concurrency;
+  if (max_concurrency > 0)
+    cfg.max_concurrency = max_concurrency;
+  auto t0 = clock_type::now();
+  auto runner = check(cafmq::actors::runner::start(cfg), "runner");
+  // Polling the table would cost the database a scan; the runner counts.
+  while (runner->stats().completed < n_tasks)
+    std::this_thread::sleep_for(2ms);
+  runner->stop(); // writes the last outcomes
+  auto secs = seconds_since(t0);
+  if (watcher)
+    watcher->get_notifs();
+  check_table(conn, n_tasks);
+  return n_tasks / secs;
+}
+
+// -- latency ----------------------------------------------------------------
+
+void bench_latency() {
+  auto url = fresh_database();
+  std::mutex mtx;
+  std::map<int, clock_type::time_point> started;
+  auto tasks = std::make_shared<cafmq::registry>();
+  tasks->add({"noop",
+              [&](cafmq::current_task& task) -> caf::error {
+                auto now = clock_type::now();
+                auto i = task.json<nlohmann::json>();
+                std::lock_guard<std::mutex> guard{mtx};
+                started[(*i)["i"].get<int>()] = now;
+                return caf::none;
+              },
+              {}});
+  cafmq::actors::runner_config cfg;
+  cfg.database_url = url;
+  cfg.tasks = tasks;
+  auto runner = check(cafmq::actors::runner::start(cfg), "runner");
+  std::this_thread::sleep_for(500ms);
+  pqxx::connection conn{url};
+  constexpr int samples = 100;
+  std::vector<clock_type::time_point> spawned(samples);
+  auto next = clock_type::now();
+  for (int i = 0; i < samples; ++i) {
+    std::this_thread::sleep_until(next);
+    next += 10ms;
+    spawned[i] = clock_type::now();
+    check(
+      cafmq::spawn_builder{"noop"}.json(nlohmann::json{{"i", i}}).spawn(conn),
+      "spawn");
+  }
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      if (started.size() == samples)
+        break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < samples; ++i)
+    ms.push_back(
+      std::chrono::duration<double, std::milli>(started[i] - spawned[i])
+        .count());
+  report("pickup latency p50", "ms", percentile(ms, 0.50));
+  report("pickup latency p95", "ms", percentile(ms, 0.95));
+  report("pickup latency p99", "ms", percentile(ms, 0.99));
+}
+
+// -- raw PostgreSQL limits --------------------------------------------------
+
+double raw_dequeue(int batch) {
+  auto url = fresh_database();
+  {
+    pqxx::connection c{url};
+    pqxx::nontransaction tx{c};
+    tx.exec0("CREATE TABLE ref_jobs (id bigserial PRIMARY KEY, payload jsonb "
+             "NOT NULL)");
+    tx.exec0("INSERT INTO ref_jobs (payload) SELECT jsonb_build_object('i', g) "
+             "FROM generate_series(1, 1500000) g");
+    tx.exec0("VACUUM ANALYZE ref_jobs");
+  }
+  std::atomic<long> done{0};
+  std::atomic<bool> stop{false};
+  auto sql = "DELETE FROM ref_jobs WHERE id IN (SELECT id FROM ref_jobs ORDER "
+             "BY id FOR UPDATE SKIP LOCKED LIMIT "
+             + std::to_string(batch) + ")";
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i)
+    clients.emplace_back([&] {
+      pqxx::connection c{url};
+      while (!stop) {
+        pqxx::work tx{c};
+        auto r = tx.exec(sql);
+        tx.commit();
+        done += static_cast<long>(r.affected_rows());
+      }
+    });
+  auto t0 = clock_type::now();
+  std::this_thread::sleep_for(10s);
+  stop = true;
+  for (auto& t : clients)
+    t.join();
+  return done / seconds_since(t0);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::set<std::string> parts{"spawn",    "drain",   "drain_watch",
+                              "drain_tx", "latency", "raw"};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--n=", 0) == 0)
+      n_tasks = std::stoi(arg.substr(4));
+    else if (arg.rfind("--reps=", 0) == 0)
+      reps = std::stoi(arg.substr(7));
+    else if (arg.rfind("--min=", 0) == 0)
+      min_concurrency = std::stoi(arg.substr(6));
+    else if (arg.rfind("--max=", 0) == 0)
+      max_concurrency = std::stoi(arg.substr(6));
+    else if (arg.rfind("--parts=", 0) == 0) {
+      parts.clear();
+      std::stringstream ss{arg.substr(8)};
+      for (std::string p; std::getline(ss, p, ',');)
+        parts.insert(p);
+    } else
+      die("unknown argument " + arg);
+  }
+  if (auto env = std::getenv("CAFMQ_DATABASE_URL"))
+    admin_url = env;
+  else
+    die("set CAFMQ_DATABASE_URL (bench/run.sh does)");
+  for (int rep = 0; rep < reps; ++rep) {
+    std::cerr << "repetition " << rep + 1 << " of " << reps << std::endl;
+    if (parts.count("spawn"))
+      bench_spawn();
+    if (parts.count("drain"))
+      report("drain, default options", "tasks/s", drain(drain_kind::plain));
+    if (parts.count("drain_watch"))
+      report("drain, 100 tasks watched", "tasks/s", drain(drain_kind::watched));
+    if (parts.count("drain_tx"))
+      report("drain, complete(tx) per task", "tasks/s",
+             drain(drain_kind::transactional));
+    if (parts.count("latency"))
+      bench_latency();
+    if (parts.count("raw")) {
+      report("raw SQL: delete 1 per commit, 4 clients", "tasks/s",
+             raw_dequeue(1));
+      report("raw SQL: delete 100 per commit, 4 clients", "tasks/s",
+             raw_dequeue(100));
+    }
+  }
+  std::cout << std::left << std::setw(46) << "measure" << std::right
+            << std::setw(12) << "median" << std::setw(24) << "runs"
+            << "  unit\n";
+  for (auto& r : table) {
+    std::ostringstream runs;
+    for (size_t i = 0; i < r.values.size(); ++i)
+      runs << (i ? " " : "") << std::fixed << std::setprecision(1)
+           << r.values[i];
+    std::cout << std::left << std::setw(46) << r.what << std::right
+              << std::setw(12) << std::fixed << std::setprecision(1)
+              << median(r.values) << std::setw(24) << runs.str() << "  "
+              << r.unit << "\n";
+  }
+  return 0;
+}
