@@ -121,6 +121,11 @@ void maybe_claim(dispatcher_actor* self) {
           [=](caf::error& err) {
             auto& st = self->state;
             st.claiming = false;
+            if (st.stopping) {
+              if (st.running.empty())
+                finish(self);
+              return;
+            }
             st.error_backoff = std::min(
               std::chrono::milliseconds{5000},
               std::max(std::chrono::milliseconds{100}, st.error_backoff * 2));

@@ -221,9 +221,13 @@ CAF_TEST(the claim uses indexes with a million pending tasks) {
     << std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()
     << " us (with plan logging)");
   CAF_CHECK(plans.text.find("Index") != std::string::npos);
-  CAF_CHECK(plans.text.find("Seq Scan") == std::string::npos);
-  if (plans.text.find("Seq Scan") != std::string::npos)
-    CAF_MESSAGE(plans.text);
+  // The big tables are only reached through indexes (the watches table is
+  // tiny by design and may be scanned).
+  for (auto table : {"Seq Scan on tasks", "Seq Scan on payloads"}) {
+    CAF_CHECK(plans.text.find(table) == std::string::npos);
+    if (plans.text.find(table) != std::string::npos)
+      CAF_MESSAGE(plans.text);
+  }
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

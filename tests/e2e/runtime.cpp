@@ -121,7 +121,9 @@ CAF_TEST(the runner claims again after its connections were killed) {
   auto killed = query_value<int>(
     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
     "datname = current_database() AND pid <> pg_backend_pid()");
-  CAF_CHECK_GREATER_OR_EQUAL(killed, 3);
+  // At least the two database actors' connections (the listener's too,
+  // once it has connected).
+  CAF_CHECK_GREATER_OR_EQUAL(killed, 2);
   // With no poll backstop (max_poll_wait 1 h) only a rebuilt listener (and
   // its rescan, or a notification) can pick this up.
   auto second = spawn_builder{"t"}.spawn(*conn);
@@ -200,10 +202,13 @@ CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {
   wait_for([&] { return count("running") == 1; });
   // Kill the LISTEN connection (its last statements are LISTEN or the ping);
   // the notification of the cancel below is then lost.
-  auto killed = query_value<int>(
-    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
-    "datname = current_database() AND pid <> pg_backend_pid() AND (query "
-    "LIKE 'LISTEN%' OR query = 'SELECT 1')");
+  auto listener_query = std::string{
+    "FROM pg_stat_activity WHERE datname = current_database() AND pid <> "
+    "pg_backend_pid() AND (query LIKE 'LISTEN%' OR query = 'SELECT 1')"};
+  wait_for(
+    [&] { return query_value<int>("SELECT count(*) " + listener_query) == 1; });
+  auto killed = query_value<int>("SELECT count(pg_terminate_backend(pid)) "
+                                 + listener_query);
   CAF_CHECK_EQUAL(killed, 1);
   CAF_REQUIRE(cancel(*conn, id));
   wait_for([&] { return count("cancelled") == 1; });
