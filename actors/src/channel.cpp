@@ -14,7 +14,7 @@ namespace {
 struct channel_state {
   std::string key;
   std::deque<claimed_task> queue;
-  std::unordered_map<uuid, bool> in_flight; // id -> ordered
+  std::unordered_map<attempt_ref, bool> in_flight; // -> ordered
   bool ordered_in_flight = false;
   int limit = 0;
   int idle_generation = 0;
@@ -34,7 +34,7 @@ void pump(channel_actor* self, const caf::actor& pool) {
   while (!st.queue.empty() && may_start(st, st.queue.front())) {
     auto task = std::move(st.queue.front());
     st.queue.pop_front();
-    st.in_flight.emplace(task.id, task.ordered);
+    st.in_flight.emplace(attempt_ref{task.id, task.attempt}, task.ordered);
     st.ordered_in_flight |= task.ordered;
     self->send(pool, run_atom::value, std::move(task));
   }
@@ -56,7 +56,7 @@ caf::behavior channel(channel_actor* self, std::string key, int limit,
     },
     [=](done_atom, const attempt_ref& ref) {
       auto& st = self->state;
-      auto i = st.in_flight.find(ref.id);
+      auto i = st.in_flight.find(ref);
       if (i == st.in_flight.end())
         return;
       if (i->second)

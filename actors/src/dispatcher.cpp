@@ -18,11 +18,6 @@ namespace cafmq::actors {
 
 namespace {
 
-struct running_attempt {
-  int attempt;
-  std::string channel; // key into channels
-};
-
 struct channel_entry {
   caf::actor handle;
   // Attempts sent to the channel that it has not finished yet.
@@ -41,7 +36,9 @@ struct dispatcher_state {
   caf::actor maintenance;
   // Shared with the exit hook, which stops the channels however we end.
   std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
-  std::unordered_map<uuid, running_attempt> running;
+  // Attempts handed to channels and not finished, with their channel key.
+  // Keyed by attempt: after a lost lease we may claim our own task again.
+  std::unordered_map<attempt_ref, std::string> running;
   claim_request request;
   bool claiming = false;
   bool claim_again = false;
@@ -57,6 +54,14 @@ struct dispatcher_state {
 using dispatcher_actor = caf::stateful_actor<dispatcher_state>;
 
 void maybe_claim(dispatcher_actor* self);
+
+// True if an attempt of task `id` runs here.
+bool runs(dispatcher_actor* self, const uuid& id) {
+  for (auto& kvp : self->state.running)
+    if (kvp.first.id == id)
+      return true;
+  return false;
+}
 
 void finish(dispatcher_actor* self);
 
@@ -84,7 +89,7 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
                         st.cfg.channel_idle_timeout, st.pool,
                         caf::actor_cast<caf::actor>(self));
     ++entry.outstanding;
-    st.running.emplace(task.id, running_attempt{task.attempt, key});
+    st.running.emplace(attempt_ref{task.id, task.attempt}, key);
     ++st.stats.claimed;
     self->send(entry.handle, run_atom::value, std::move(task));
   }
@@ -94,9 +99,16 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
     return;
   }
   std::chrono::microseconds cap = st.cfg.max_poll_wait;
-  wake_after(self, result.wait ? std::min(*result.wait, cap) : cap);
-  bool more = static_cast<int>(result.tasks.size()) == limit
-              || (result.wait && result.wait->count() == 0);
+  auto wait = result.wait ? std::min(*result.wait, cap) : cap;
+  // An empty claim never re-arms at once, whatever the database said.
+  if (result.tasks.empty())
+    wait = std::max(wait, std::chrono::microseconds{10000});
+  wake_after(self, wait);
+  // Claim again at once only after a productive claim: a full batch, or a
+  // round-robin walk that was cut short.
+  bool more = !result.tasks.empty()
+              && (static_cast<int>(result.tasks.size()) == limit
+                  || (result.wait && result.wait->count() == 0));
   if (more || st.claim_again)
     maybe_claim(self);
 }
@@ -143,7 +155,7 @@ void renew_leases(dispatcher_actor* self) {
   std::vector<attempt_ref> refs;
   refs.reserve(st.running.size());
   for (auto& kvp : st.running)
-    refs.push_back({kvp.first, kvp.second.attempt});
+    refs.push_back(kvp.first);
   self
     ->request(st.write_db, caf::infinite, renew_atom::value, refs, st.cfg.lease)
     .then(
@@ -155,7 +167,7 @@ void renew_leases(dispatcher_actor* self) {
         std::unordered_set<uuid> kept;
         for (auto& x : owned) {
           kept.insert(x.id);
-          if (x.cancel_requested && st.running.count(x.id) > 0) {
+          if (x.cancel_requested && runs(self, x.id)) {
             ++st.stats.cancels_at_renewal;
             self->send(st.pool, cancel_atom::value, x.id,
                        cancel_reason::cancelled);
@@ -163,9 +175,7 @@ void renew_leases(dispatcher_actor* self) {
         }
         size_t lost = 0;
         for (auto& ref : refs) {
-          auto i = st.running.find(ref.id);
-          if (kept.count(ref.id) == 0 && i != st.running.end()
-              && i->second.attempt == ref.attempt) {
+          if (kept.count(ref.id) == 0 && st.running.count(ref) > 0) {
             ++lost;
             self->send(st.pool, cancel_atom::value, ref.id,
                        cancel_reason::lost);
@@ -183,7 +193,9 @@ void renew_leases(dispatcher_actor* self) {
 
 void finish(dispatcher_actor* self) {
   auto& st = self->state;
-  self->request(st.completer, caf::infinite, flush_atom::value)
+  // Bounded: with the database gone, unwritten outcomes are left to lease
+  // expiry rather than blocking the stop forever.
+  self->request(st.completer, st.cfg.shutdown_timeout, flush_atom::value)
     .then(
       [=](bool) {
         auto& st = self->state;
@@ -248,7 +260,7 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
     [=](cancel_atom, const std::string& payload) {
       // A cancel was requested somewhere; it matters if we run the task.
       auto id = uuid::parse(payload);
-      if (id && self->state.running.count(*id) > 0)
+      if (id && runs(self, *id))
         self->send(self->state.pool, cancel_atom::value, *id,
                    cancel_reason::cancelled);
     },
@@ -266,10 +278,10 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
     },
     [=](done_atom, task_outcome& outcome) {
       auto& st = self->state;
-      auto i = st.running.find(outcome.ref.id);
-      if (i == st.running.end() || i->second.attempt != outcome.ref.attempt)
+      auto i = st.running.find(outcome.ref);
+      if (i == st.running.end())
         return;
-      auto channel = st.channels->find(i->second.channel);
+      auto channel = st.channels->find(i->second);
       if (channel != st.channels->end())
         --channel->second.outstanding;
       st.running.erase(i);
@@ -306,7 +318,7 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
       aout(self) << "cafmq: shutdown timeout, abandoning " << st.running.size()
                  << " running attempts" << std::endl;
       for (auto& kvp : st.running)
-        self->send(st.pool, cancel_atom::value, kvp.first,
+        self->send(st.pool, cancel_atom::value, kvp.first.id,
                    cancel_reason::shutdown);
       finish(self);
     },

@@ -29,7 +29,8 @@ struct attempt_info {
 struct pool_state {
   std::vector<caf::actor> idle;
   std::deque<std::pair<claimed_task, caf::actor>> waiting;
-  std::unordered_map<uuid, attempt_info> active;
+  // Keyed by attempt: after a lost lease the same task can run here twice.
+  std::unordered_map<attempt_ref, attempt_info> active;
   std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
   runner_config cfg;
   caf::actor dispatcher;
@@ -42,8 +43,8 @@ using pool_actor = caf::stateful_actor<pool_state>;
 // down message after a handler actor's error reply) are ignored.
 void report(pool_actor* self, task_outcome outcome) {
   auto& st = self->state;
-  auto i = st.active.find(outcome.ref.id);
-  if (i == st.active.end() || i->second.attempt != outcome.ref.attempt)
+  auto i = st.active.find(outcome.ref);
+  if (i == st.active.end())
     return;
   auto info = std::move(i->second);
   st.active.erase(i);
@@ -78,7 +79,7 @@ task_outcome judged(pool_actor* self, const attempt_ref& ref,
                     const caf::error& err) {
   task_outcome result;
   result.ref = ref;
-  auto i = self->state.active.find(ref.id);
+  auto i = self->state.active.find(ref);
   if (i == self->state.active.end())
     return result;
   return judge(result, err, false, *i->second.token, i->second.filter);
@@ -89,13 +90,14 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
   auto handler = def.spawn(self->system());
   self->monitor(handler);
   auto filter = def.is_failure ? def.is_failure : self->state.cfg.is_failure;
-  self->state.active[task.id] = attempt_info{channel,
-                                             handler,
-                                             task.attempt,
-                                             std::make_shared<cancellation>(),
-                                             std::move(filter),
-                                             true,
-                                             {}};
+  self->state.active[attempt_ref{task.id, task.attempt}]
+    = attempt_info{channel,
+                   handler,
+                   task.attempt,
+                   std::make_shared<cancellation>(),
+                   std::move(filter),
+                   true,
+                   {}};
   arm_limits(self, task);
   attempt_ref ref{task.id, task.attempt};
   self->request(handler, caf::infinite, run_atom::value, task)
@@ -109,7 +111,7 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
         if (err == caf::sec::request_receiver_down
             || err == caf::sec::unexpected_response) {
           // The actor died or answered nonsense: its down message decides.
-          auto i = self->state.active.find(ref.id);
+          auto i = self->state.active.find(ref);
           if (i != self->state.active.end())
             i->second.pending = std::move(err);
         } else {
@@ -133,7 +135,7 @@ void start(pool_actor* self, claimed_task task, caf::actor channel) {
   auto worker = st.idle.back();
   st.idle.pop_back();
   auto token = std::make_shared<cancellation>();
-  st.active[task.id] = attempt_info{
+  st.active[attempt_ref{task.id, task.attempt}] = attempt_info{
     std::move(channel), worker, task.attempt, token, nullptr, false, {}};
   arm_limits(self, task);
   self->send(worker, run_atom::value, std::move(task), std::move(token));
@@ -171,19 +173,19 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
                      "handler actor failed: "
                        + (reason ? render(reason)
                                  : std::string{"it exited without replying"}));
-      report(self, judged(self, {kvp.first, kvp.second.attempt}, failure));
+      report(self, judged(self, kvp.first, failure));
       return;
     }
   });
   return {
     [=](cancel_atom, const uuid& id, cancel_reason why) {
-      auto i = self->state.active.find(id);
-      if (i != self->state.active.end())
-        fire(self, i->second, why);
+      for (auto& kvp : self->state.active)
+        if (kvp.first.id == id)
+          fire(self, kvp.second, why);
     },
     [=](deadline_atom, const uuid& id, int attempt, cancel_reason why) {
-      auto i = self->state.active.find(id);
-      if (i != self->state.active.end() && i->second.attempt == attempt)
+      auto i = self->state.active.find(attempt_ref{id, attempt});
+      if (i != self->state.active.end())
         fire(self, i->second, why);
     },
     [=](run_atom, claimed_task& task) {
@@ -192,9 +194,8 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
     },
     [=](done_atom, task_outcome& outcome) {
       auto& st = self->state;
-      auto i = st.active.find(outcome.ref.id);
-      if (i != st.active.end())
-        st.idle.push_back(i->second.runner);
+      // The sender is the worker that is free now.
+      st.idle.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
       report(self, std::move(outcome));
       if (!st.waiting.empty() && !st.idle.empty()) {
         auto next = std::move(st.waiting.front());

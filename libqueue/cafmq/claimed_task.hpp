@@ -30,6 +30,10 @@ struct claimed_task {
 struct attempt_ref {
   uuid id;
   int attempt = 0;
+
+  friend bool operator==(const attempt_ref& x, const attempt_ref& y) noexcept {
+    return x.id == y.id && x.attempt == y.attempt;
+  }
 };
 
 /// A failed attempt to record.
@@ -41,3 +45,11 @@ struct attempt_failure {
 };
 
 } // namespace cafmq
+
+template <>
+struct std::hash<cafmq::attempt_ref> {
+  std::size_t operator()(const cafmq::attempt_ref& x) const noexcept {
+    return std::hash<cafmq::uuid>{}(x.id) * 31
+           + static_cast<std::size_t>(x.attempt);
+  }
+};

@@ -150,6 +150,7 @@ DECLARE
   v_cut boolean := false;
   v_next record;
   v_head record;
+  v_has_head boolean;
   v_id uuid;
   v_wake text[];
 BEGIN
@@ -190,12 +191,28 @@ BEGIN
     v_from_args := v_args || chr(1);
     v_visits := v_visits + 1;
     v_id := NULL;
-    SELECT t.id, t.state, t.run_at, t.name INTO v_head FROM cafmq.tasks t
-     WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
-       AND t.channel_name = v_name AND t.channel_args = v_args
-       AND NOT (t.state = 'uncommitted' AND t.commit_deadline <= now())
-     ORDER BY t.seq LIMIT 1;
-    IF FOUND AND v_head.state <> 'uncommitted' AND v_head.run_at <= now()
+    -- The head: the first live ordered task. A reservation in front that
+    -- expired is removed here under its row lock; if a commit holds that
+    -- lock, the reservation may still become live, so the channel waits.
+    LOOP
+      SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
+        FROM cafmq.tasks t
+       WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+         AND t.channel_name = v_name AND t.channel_args = v_args
+       ORDER BY t.seq LIMIT 1;
+      v_has_head := FOUND;
+      EXIT WHEN NOT v_has_head OR v_head.state <> 'uncommitted'
+             OR v_head.commit_deadline > now();
+      DELETE FROM cafmq.tasks t
+       WHERE t.id = (SELECT x.id FROM cafmq.tasks x
+                      WHERE x.id = v_head.id AND x.state = 'uncommitted'
+                        AND x.commit_deadline <= now()
+                      FOR UPDATE SKIP LOCKED);
+      IF NOT FOUND THEN
+        EXIT;
+      END IF;
+    END LOOP;
+    IF v_has_head AND v_head.state <> 'uncommitted' AND v_head.run_at <= now()
        AND v_head.name = ANY (p_names) THEN
       -- Lock the head itself: skipping a locked head must not reach its successor.
       SELECT t.id INTO v_id FROM cafmq.tasks t
@@ -270,7 +287,8 @@ BEGIN
   SELECT NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::integer,
          NULL::integer, NULL::boolean, NULL::interval, NULL::timestamptz, NULL::text,
          NULL::bytea, v_name, v_args,
-         CASE WHEN v_cut THEN interval '0' ELSE least(
+         CASE WHEN v_cut AND cardinality(v_ids) > 0 THEN interval '0'
+         ELSE least(
            (SELECT min(t.run_at) FROM cafmq.tasks t
              WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()),
            (SELECT min(t.run_at) FROM cafmq.tasks t

@@ -66,6 +66,16 @@ CAF_TEST(the dispatcher wakes at the nearest scheduled time) {
   sched.run();
 }
 
+CAF_TEST(an empty claim never makes the dispatcher spin) {
+  // The database reports work somewhere (wait 0) but none for us.
+  log->idle_wait = 0s;
+  auto d = start();
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 1);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
 CAF_TEST(a notification makes the dispatcher claim at once) {
   auto d = start();
   sched.run();

@@ -1,6 +1,8 @@
 #define CAF_SUITE two_phase
 #include <caf/test/unit_test.hpp>
 
+#include <thread>
+
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
 
@@ -86,6 +88,36 @@ CAF_TEST(an expired ordered reservation releases its successors) {
   CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
   CAF_CHECK(batch.tasks[0].id == next.id());
   CAF_CHECK(commit(*conn, {reserved.id()})->empty());
+}
+
+CAF_TEST(a late commit cannot revive a reservation its successor passed) {
+  auto reserved
+    = spawn_builder{"t"}.channel_name("o").ordered().commit_interval(
+      std::chrono::seconds{30});
+  auto next = spawn_builder{"t"}.channel_name("o").ordered();
+  spawn_or_throw(*conn, {reserved, next});
+  // A committing transaction that started just before the deadline...
+  auto other = connect();
+  pqxx::work late{*other};
+  auto started = late.exec1("SELECT now()::text")[0].as<std::string>();
+  pqxx::nontransaction{*conn}.exec0(
+    "UPDATE cafmq.tasks SET commit_deadline = '" + started
+    + "'::timestamptz + interval '1 millisecond' WHERE id = '"
+    + to_string(reserved.id()) + "'");
+  while (query_value<bool>("SELECT clock_timestamp() <= '" + started
+                           + "'::timestamptz + interval '1 millisecond'"))
+    std::this_thread::yield();
+  // ...loses against a claim that sees the reservation expired.
+  auto q = poller();
+  auto batch = claim_or_throw(*q, request({"t"}));
+  CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
+  CAF_CHECK(batch.tasks[0].id == next.id());
+  auto committed = commit(late, {reserved.id()});
+  CAF_REQUIRE(committed);
+  CAF_CHECK(committed->empty());
+  late.commit();
+  auto found = exists(*conn, reserved.id());
+  CAF_CHECK(found && !*found);
 }
 
 CAF_TEST(a rolled back commit commits nothing) {
