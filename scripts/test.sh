@@ -7,6 +7,14 @@ bash scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAFMQ_WERROR=ON
 cmake --build build -j2
 
+# Address + undefined-behaviour sanitizers over the suites that need no
+# database (unit and deterministic actor tests); any report fails the run.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCAFMQ_SANITIZE=ON \
+  -DCAFMQ_WERROR=ON -DCAFMQ_BUILD_EXAMPLES=OFF
+cmake --build build-asan -j2 --target cafmq-unit-tests cafmq-actor-tests
+UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
+  ctest --test-dir build-asan -L unit --output-on-failure
+
 if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
   CAFMQ_PG_FAST=1 bash scripts/pg.sh start
 fi
