@@ -55,12 +55,15 @@ using dispatcher_actor = caf::stateful_actor<dispatcher_state>;
 
 void maybe_claim(dispatcher_actor* self);
 
-// True if an attempt of task `id` runs here.
-bool runs(dispatcher_actor* self, const uuid& id) {
+// Fires the tokens of the attempts of task `id` running here; false if none.
+bool cancel_task(dispatcher_actor* self, const uuid& id, cancel_reason why) {
+  auto found = false;
   for (auto& kvp : self->state.running)
-    if (kvp.first.id == id)
-      return true;
-  return false;
+    if (kvp.first.id == id) {
+      self->send(self->state.pool, cancel_atom::value, kvp.first, why);
+      found = true;
+    }
+  return found;
 }
 
 void finish(dispatcher_actor* self);
@@ -167,18 +170,15 @@ void renew_leases(dispatcher_actor* self) {
         std::unordered_set<uuid> kept;
         for (auto& x : owned) {
           kept.insert(x.id);
-          if (x.cancel_requested && runs(self, x.id)) {
+          if (x.cancel_requested
+              && cancel_task(self, x.id, cancel_reason::cancelled))
             ++st.stats.cancels_at_renewal;
-            self->send(st.pool, cancel_atom::value, x.id,
-                       cancel_reason::cancelled);
-          }
         }
         size_t lost = 0;
         for (auto& ref : refs) {
           if (kept.count(ref.id) == 0 && st.running.count(ref) > 0) {
             ++lost;
-            self->send(st.pool, cancel_atom::value, ref.id,
-                       cancel_reason::lost);
+            self->send(st.pool, cancel_atom::value, ref, cancel_reason::lost);
           }
         }
         if (lost > 0)
@@ -260,9 +260,8 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
     [=](cancel_atom, const std::string& payload) {
       // A cancel was requested somewhere; it matters if we run the task.
       auto id = uuid::parse(payload);
-      if (id && runs(self, *id))
-        self->send(self->state.pool, cancel_atom::value, *id,
-                   cancel_reason::cancelled);
+      if (id)
+        cancel_task(self, *id, cancel_reason::cancelled);
     },
     [=](poll_atom, int generation) {
       auto& st = self->state;
@@ -318,7 +317,7 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
       aout(self) << "cafmq: shutdown timeout, abandoning " << st.running.size()
                  << " running attempts" << std::endl;
       for (auto& kvp : st.running)
-        self->send(st.pool, cancel_atom::value, kvp.first.id,
+        self->send(st.pool, cancel_atom::value, kvp.first,
                    cancel_reason::shutdown);
       finish(self);
     },

@@ -32,6 +32,9 @@ struct pool_state {
   // Keyed by attempt: after a lost lease the same task can run here twice.
   std::unordered_map<attempt_ref, attempt_info> active;
   std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
+  // Cancels for attempts still on their way here (queued in a channel):
+  // applied when they start. Bounded by the attempts in flight.
+  std::unordered_map<attempt_ref, cancel_reason> early_cancels;
   runner_config cfg;
   caf::actor dispatcher;
   static inline const char* name = "cafmq.pool";
@@ -48,6 +51,7 @@ void report(pool_actor* self, task_outcome outcome) {
     return;
   auto info = std::move(i->second);
   st.active.erase(i);
+  st.early_cancels.erase(outcome.ref);
   self->send(info.channel, done_atom::value, outcome.ref);
   self->send(st.dispatcher, done_atom::value, std::move(outcome));
 }
@@ -72,6 +76,19 @@ void arm_limits(pool_actor* self, const claimed_task& task) {
 void fire(pool_actor* self, attempt_info& info, cancel_reason why) {
   if (info.token->cancel(why) && info.is_actor)
     self->send(info.runner, cancel_atom::value, why);
+}
+
+// Fires the token of an attempt that was cancelled before it got here.
+void apply_early_cancel(pool_actor* self, const attempt_ref& ref) {
+  auto& st = self->state;
+  auto i = st.early_cancels.find(ref);
+  if (i == st.early_cancels.end())
+    return;
+  auto why = i->second;
+  st.early_cancels.erase(i);
+  auto j = st.active.find(ref);
+  if (j != st.active.end())
+    fire(self, j->second, why);
 }
 
 // The outcome of a handler actor's attempt, judged like a worker's.
@@ -119,6 +136,8 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
         }
         self->send_exit(handler, caf::exit_reason::user_shutdown);
       });
+  // After the request: the handler must get (run) before (cancel).
+  apply_early_cancel(self, ref);
 }
 
 void start(pool_actor* self, claimed_task task, caf::actor channel) {
@@ -138,6 +157,7 @@ void start(pool_actor* self, claimed_task task, caf::actor channel) {
   st.active[attempt_ref{task.id, task.attempt}] = attempt_info{
     std::move(channel), worker, task.attempt, token, nullptr, false, {}};
   arm_limits(self, task);
+  apply_early_cancel(self, {task.id, task.attempt});
   self->send(worker, run_atom::value, std::move(task), std::move(token));
 }
 
@@ -178,10 +198,18 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
     }
   });
   return {
-    [=](cancel_atom, const uuid& id, cancel_reason why) {
-      for (auto& kvp : self->state.active)
-        if (kvp.first.id == id)
-          fire(self, kvp.second, why);
+    [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
+      // The dispatcher only cancels attempts it handed out: one that is not
+      // here yet is still queued in its channel (or just ended).
+      auto& st = self->state;
+      auto i = st.active.find(ref);
+      if (i != st.active.end()) {
+        fire(self, i->second, why);
+        return;
+      }
+      if (st.early_cancels.size() >= 10000)
+        st.early_cancels.clear(); // stale entries of attempts that ended
+      st.early_cancels.emplace(ref, why);
     },
     [=](deadline_atom, const uuid& id, int attempt, cancel_reason why) {
       auto i = self->state.active.find(attempt_ref{id, attempt});

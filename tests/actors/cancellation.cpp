@@ -86,6 +86,26 @@ CAF_TEST(a cancel notification stops a running attempt for good) {
   sched.run();
 }
 
+CAF_TEST(a cancel that overtakes its attempt on the way is not lost) {
+  claim_result batch;
+  auto task = make_task("coop");
+  batch.tasks = {task};
+  log->claims.push_back(batch);
+  auto d = start();
+  expect((claim_atom, claim_request), to(db));
+  expect((claim_result), from(db).to(d));
+  // The attempt sits in its channel's mailbox when the cancel arrives; the
+  // pool hears of the cancel before the attempt.
+  anon_send(d, cancel_atom::value, to_string(task.id));
+  expect((cancel_atom, std::string), to(d));
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(!failed[0].retryable);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
 CAF_TEST(a lease renewal delivers a cancel whose notification was missed) {
   auto [d, task] = start_one(make_task("coop"));
   log->cancel_requested.insert(task.id);

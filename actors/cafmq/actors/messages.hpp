@@ -43,7 +43,7 @@ using stop_atom = caf::atom_constant<caf::atom("stop")>;
 /// timer: the graceful stop ran out of time.
 using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
 /// listener → dispatcher: (cancel_atom, std::string id) a cancel was requested;
-/// dispatcher → pool: (cancel_atom, uuid, cancel_reason) fire the token;
+/// dispatcher → pool: (cancel_atom, attempt_ref, cancel_reason) fire the token;
 /// pool → handler actor: (cancel_atom, cancel_reason).
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 /// timer in the pool: (deadline_atom, uuid, attempt, cancel_reason).

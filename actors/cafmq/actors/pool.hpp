@@ -11,7 +11,7 @@
 // Messages:
 //   (run_atom, claimed_task)            from a channel actor: run it
 //   (done_atom, task_outcome)           from a worker
-//   (cancel_atom, uuid, cancel_reason)  fire the attempt's token
+//   (cancel_atom, attempt_ref, cancel_reason)  fire the attempt's token
 // Sends (done_atom, task_outcome) to the dispatcher and (done_atom,
 // attempt_ref) to the channel actor that sent the attempt.
 
