@@ -2,7 +2,6 @@
 // the next chunk after each. Its first attempt crashes halfway; the retry
 // resumes from the checkpoint instead of starting over.
 
-#include "cafmq/actors/runner.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/spawn.hpp"
 #include "example_support.hpp"
@@ -38,12 +37,7 @@ int main() {
   auto tasks = std::make_shared<cafmq::registry>();
   if (auto err = tasks->add({"long_task", long_task, defaults}))
     return example::fail(err);
-  cafmq::actors::runner_config cfg;
-  cfg.database_url = url;
-  cfg.tasks = tasks;
-  auto runner = cafmq::actors::runner::start(cfg);
-  if (!runner)
-    return example::fail(runner.error());
+  auto runner = example::start_runner(url, tasks);
   pqxx::connection conn{url};
   auto spawned = tasks->find("long_task")
                    ->builder()

@@ -11,6 +11,7 @@
 
 #include <pqxx/pqxx>
 
+#include "cafmq/actors/runner.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
 
@@ -43,6 +44,23 @@ inline bool wait_until_finished(pqxx::connection_base& conn,
     std::this_thread::sleep_for(std::chrono::milliseconds{20});
   }
   return false;
+}
+
+/// Starts a runner for `tasks` on `url`, or exits with the error.
+inline std::unique_ptr<cafmq::actors::runner>
+start_runner(const std::string& url, std::shared_ptr<cafmq::registry> tasks,
+             int min_concurrency = 16, int max_concurrency = 32) {
+  cafmq::actors::runner_config cfg;
+  cfg.database_url = url;
+  cfg.tasks = std::move(tasks);
+  cfg.min_concurrency = min_concurrency;
+  cfg.max_concurrency = max_concurrency;
+  auto runner = cafmq::actors::runner::start(cfg);
+  if (!runner) {
+    std::cerr << "example: " << cafmq::render(runner.error()) << '\n';
+    std::exit(1);
+  }
+  return std::move(*runner);
 }
 
 /// Prints an error and returns the exit code for it.

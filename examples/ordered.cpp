@@ -4,7 +4,6 @@
 
 #include <mutex>
 
-#include "cafmq/actors/runner.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/spawn.hpp"
 #include "example_support.hpp"
@@ -33,14 +32,7 @@ int main() {
   auto tasks = std::make_shared<cafmq::registry>();
   if (auto err = tasks->add({"order_step", order_step, defaults}))
     return example::fail(err);
-  cafmq::actors::runner_config cfg;
-  cfg.database_url = url;
-  cfg.tasks = tasks;
-  cfg.min_concurrency = 4;
-  cfg.max_concurrency = 8;
-  auto runner = cafmq::actors::runner::start(cfg);
-  if (!runner)
-    return example::fail(runner.error());
+  auto runner = example::start_runner(url, tasks, 4, 8);
   pqxx::connection conn{url};
   std::vector<cafmq::spawn_builder> steps;
   for (int i = 1; i <= 5; ++i)

@@ -3,7 +3,6 @@
 // tasks behind it; once committed it runs first. A reservation that is never
 // committed expires at its deadline and releases the chain.
 
-#include "cafmq/actors/runner.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/spawn.hpp"
 #include "example_support.hpp"
@@ -25,12 +24,7 @@ int main() {
   auto tasks = std::make_shared<cafmq::registry>();
   if (auto err = tasks->add({"ship", ship, defaults}))
     return example::fail(err);
-  cafmq::actors::runner_config cfg;
-  cfg.database_url = url;
-  cfg.tasks = tasks;
-  auto runner = cafmq::actors::runner::start(cfg);
-  if (!runner)
-    return example::fail(runner.error());
+  auto runner = example::start_runner(url, tasks);
   pqxx::connection conn{url};
   const auto& def = *tasks->find("ship");
   // Reserve first place; it must be committed within 30 seconds.

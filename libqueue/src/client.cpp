@@ -6,25 +6,9 @@
 #include "cafmq/sql.hpp"
 #include "cafmq/task_options.hpp"
 #include "sql_util.hpp"
+#include "transaction.hpp"
 
 namespace cafmq {
-
-namespace {
-
-// Runs `f` in a transaction of its own on `conn` and commits when it succeeds.
-template <class F>
-auto in_transaction(pqxx::connection_base& conn, F f)
-  -> decltype(f(std::declval<pqxx::transaction_base&>())) {
-  return guarded([&]() -> decltype(f(std::declval<pqxx::transaction_base&>())) {
-    pqxx::work tx{conn};
-    auto result = f(tx);
-    if (result)
-      tx.commit();
-    return result;
-  });
-}
-
-} // namespace
 
 std::string to_string(task_state x) {
   switch (x) {
@@ -65,7 +49,7 @@ caf::expected<std::vector<uuid>> commit(pqxx::transaction_base& tx,
 
 caf::expected<std::vector<uuid>> commit(pqxx::connection_base& conn,
                                         const std::vector<uuid>& ids) {
-  return in_transaction(
+  return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) { return commit(tx, ids); });
 }
 
@@ -83,7 +67,7 @@ caf::expected<std::int64_t> clear(pqxx::transaction_base& tx,
 
 caf::expected<std::int64_t> clear(pqxx::connection_base& conn,
                                   const std::vector<std::string>& channels) {
-  return in_transaction(
+  return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) { return clear(tx, channels); });
 }
 
@@ -94,7 +78,7 @@ caf::expected<std::int64_t> clear_all(pqxx::transaction_base& tx) {
 }
 
 caf::expected<std::int64_t> clear_all(pqxx::connection_base& conn) {
-  return in_transaction(
+  return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) { return clear_all(tx); });
 }
 
@@ -105,7 +89,7 @@ caf::expected<bool> exists(pqxx::transaction_base& tx, const uuid& id) {
 }
 
 caf::expected<bool> exists(pqxx::connection_base& conn, const uuid& id) {
-  return in_transaction(
+  return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) { return exists(tx, id); });
 }
 
@@ -136,7 +120,7 @@ caf::expected<task_status> status(pqxx::transaction_base& tx, const uuid& id) {
 }
 
 caf::expected<task_status> status(pqxx::connection_base& conn, const uuid& id) {
-  return in_transaction(
+  return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) { return status(tx, id); });
 }
 
@@ -150,7 +134,7 @@ caf::expected<std::int64_t> expire_reservations(pqxx::transaction_base& tx,
 
 caf::expected<std::int64_t> expire_reservations(pqxx::connection_base& conn,
                                                 int limit) {
-  return in_transaction(conn, [&](pqxx::transaction_base& tx) {
+  return detail::in_transaction(conn, [&](pqxx::transaction_base& tx) {
     return expire_reservations(tx, limit);
   });
 }
@@ -177,14 +161,14 @@ caf::expected<cancel_result> cancel(pqxx::transaction_base& tx,
 
 caf::expected<cancel_result> cancel(pqxx::connection_base& conn,
                                     const uuid& id) {
-  return in_transaction(
+  return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) { return cancel(tx, id); });
 }
 
 caf::expected<std::int64_t> prune(pqxx::connection_base& conn,
                                   std::chrono::microseconds retention,
                                   int limit) {
-  return in_transaction(
+  return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) -> caf::expected<std::int64_t> {
       return tx.exec_params1(sql::prune, retention.count(), limit)[0]
         .as<std::int64_t>();

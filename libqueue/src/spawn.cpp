@@ -7,6 +7,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
 #include "sql_util.hpp"
+#include "transaction.hpp"
 
 namespace cafmq {
 
@@ -240,13 +241,8 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
 
 caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs) {
-  return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
-    pqxx::work tx{conn};
-    auto result = spawn_many(tx, xs);
-    if (result)
-      tx.commit();
-    return result;
-  });
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) { return spawn_many(tx, xs); });
 }
 
 } // namespace cafmq
