@@ -3,7 +3,10 @@
 // handler, median of REPS repetitions, each in a fresh database.
 //
 //   cafmq-bench [--n=20000] [--reps=3] [--parts=spawn,drain,...]
-//               [--min=M --max=M]   (runner concurrency; default: defaults)
+//               [--min=M --max=M --prefetch=P]  (runner options; default:
+//                                                the runner's defaults)
+//               [--json=FILE --rep=R]  (also append JSON lines to FILE, in
+//                                      the peers' style, numbered from rep R)
 //
 // Parts: spawn (one at a time, and all N in one batch), drain (runner with
 // default options), drain_watch (drain with 100 tasks watched), drain_tx
@@ -15,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -43,6 +47,12 @@ int reps = 3;
 // Runner concurrency for the drains; 0 keeps the runner's defaults.
 int min_concurrency = 0;
 int max_concurrency = 0;
+int prefetch = -1;
+// Declare the drains' handlers non-blocking (they run on the scheduler).
+bool nonblocking = false;
+// JSON lines for bench/compare.mjs; empty: none.
+std::string json_path;
+int rep_number = 1;
 
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -114,7 +124,26 @@ struct row {
 
 std::vector<row> table;
 
+// The peers' record kind of a measure.
+std::string kind_of(const std::string& what) {
+  if (what.rfind("spawn", 0) == 0)
+    return "enqueue";
+  if (what.rfind("drain", 0) == 0)
+    return "drain";
+  if (what.rfind("pickup", 0) == 0)
+    return "latency";
+  return "pgbench";
+}
+
 void report(const std::string& what, const std::string& unit, double value) {
+  if (!json_path.empty()) {
+    std::ofstream out{json_path, std::ios::app};
+    out << nlohmann::json{{"peer", "cafmq"},       {"rep", rep_number},
+                          {"kind", kind_of(what)}, {"mode", what},
+                          {"value", value},        {"unit", unit}}
+             .dump()
+        << "\n";
+  }
   for (auto& r : table)
     if (r.what == what) {
       r.values.push_back(value);
@@ -156,7 +185,14 @@ void check_table(pqxx::connection& conn, int n) {
 
 enum class drain_kind { plain, watched, transactional };
 
-double drain(drain_kind kind) {
+struct drain_rates {
+  // Until the N-th handler started (the peers' definition).
+  double started;
+  // Until every outcome was written.
+  double written;
+};
+
+drain_rates drain(drain_kind kind) {
   auto url = fresh_database();
   pqxx::connection conn{url};
   check(cafmq::spawn_many(conn, noop_tasks(n_tasks)), "spawn_many");
@@ -171,9 +207,20 @@ double drain(drain_kind kind) {
             "ORDER BY random() LIMIT 100");
   }
   auto tasks = std::make_shared<cafmq::registry>();
+  struct start_clock {
+    std::atomic<int> count{0};
+    clock_type::time_point last;
+  };
+  auto starts = std::make_shared<start_clock>();
+  auto n = n_tasks;
+  auto count_start = [starts, n] {
+    if (starts->count.fetch_add(1) + 1 == n)
+      starts->last = clock_type::now();
+  };
   if (kind == drain_kind::transactional) {
     tasks->add({"noop",
-                [url](cafmq::current_task& task) -> caf::error {
+                [url, count_start](cafmq::current_task& task) -> caf::error {
+                  count_start();
                   thread_local std::unique_ptr<pqxx::connection> c;
                   if (!c)
                     c = std::make_unique<pqxx::connection>(url);
@@ -182,7 +229,14 @@ double drain(drain_kind kind) {
                 },
                 {}});
   } else {
-    tasks->add({"noop", [](cafmq::current_task&) { return caf::error{}; }, {}});
+    tasks->add({"noop",
+                [count_start](cafmq::current_task&) {
+                  count_start();
+                  return caf::error{};
+                },
+                {},
+                nullptr,
+                !nonblocking});
   }
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
@@ -191,6 +245,8 @@ double drain(drain_kind kind) {
     cfg.min_concurrency = min_concurrency;
   if (max_concurrency > 0)
     cfg.max_concurrency = max_concurrency;
+  if (prefetch >= 0)
+    cfg.prefetch = prefetch;
   auto t0 = clock_type::now();
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   // Polling the table would cost the database a scan; the runner counts.
@@ -201,7 +257,119 @@ double drain(drain_kind kind) {
   if (watcher)
     watcher->get_notifs();
   check_table(conn, n_tasks);
-  return n_tasks / secs;
+  auto started = std::chrono::duration<double>(starts->last - t0).count();
+  return {n_tasks / started, n_tasks / secs};
+}
+
+// -- scaling ----------------------------------------------------------------
+
+// Resident memory of this process, in MB.
+double rss_mb() {
+  std::ifstream in{"/proc/self/status"};
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+// Claim throughput at depth: `pending` no-op tasks are queued (inserted by
+// SQL: a million spawns through the API would take minutes); a runner with
+// default options runs the first 10,000. Returns tasks/s.
+double drain_at_depth(int pending) {
+  auto url = fresh_database();
+  pqxx::connection conn{url};
+  {
+    pqxx::work tx{conn};
+    tx.exec_params0(
+      "INSERT INTO cafmq.tasks (id, seq, name, channel_name, channel_args, "
+      "state, ordered, max_attempts, run_at, backoff, backoff_cap) SELECT "
+      "gen_random_uuid(), nextval('cafmq.task_seq'), 'noop', '', '', "
+      "'pending', false, 5, now(), '1s', '1min' FROM generate_series(1, $1)",
+      pending);
+    tx.exec0("INSERT INTO cafmq.payloads (id, json) SELECT id, "
+             "jsonb_build_object('i', seq) FROM cafmq.tasks");
+    tx.commit();
+  }
+  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
+  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.payloads");
+  auto tasks = std::make_shared<cafmq::registry>();
+  tasks->add({"noop", [](cafmq::current_task&) { return caf::error{}; }, {}});
+  cafmq::actors::runner_config cfg;
+  cfg.database_url = url;
+  cfg.tasks = tasks;
+  constexpr int measured = 10000;
+  auto t0 = clock_type::now();
+  auto runner = check(cafmq::actors::runner::start(cfg), "runner");
+  while (runner->stats().completed < measured)
+    std::this_thread::sleep_for(2ms);
+  auto secs = seconds_since(t0);
+  runner->stop();
+  return measured / secs;
+}
+
+// Fairness and memory with 10,000 active channels: 5 tasks in each, spawned
+// channel by channel (so queue order alone would serve them one after the
+// other). Reports when each channel's last task started (the spread shows
+// whether channels advance together) and the process's resident memory
+// while the runner holds its channel actors.
+void bench_channels() {
+  constexpr int channels = 10000;
+  constexpr int per_channel = 5;
+  auto url = fresh_database();
+  pqxx::connection conn{url};
+  std::vector<cafmq::spawn_builder> xs;
+  for (int c = 0; c < channels; ++c)
+    for (int k = 0; k < per_channel; ++k)
+      xs.push_back(cafmq::spawn_builder{"noop"}
+                     .channel_name("c" + std::to_string(c))
+                     .json(nlohmann::json{{"c", c}}));
+  check(cafmq::spawn_many(conn, xs), "spawn_many");
+  xs.clear();
+  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
+  std::vector<std::atomic<std::int64_t>> finished(channels);
+  auto t0 = clock_type::now();
+  auto tasks = std::make_shared<cafmq::registry>();
+  tasks->add({"noop",
+              [&](cafmq::current_task& task) -> caf::error {
+                auto x = task.json<nlohmann::json>();
+                auto at = std::chrono::duration_cast<std::chrono::microseconds>(
+                            clock_type::now() - t0)
+                            .count();
+                finished[(*x)["c"].get<int>()] = at;
+                return caf::none;
+              },
+              {}});
+  cafmq::actors::runner_config cfg;
+  cfg.database_url = url;
+  cfg.tasks = tasks;
+  auto rss_before = rss_mb();
+  auto runner = check(cafmq::actors::runner::start(cfg), "runner");
+  double rss_peak = 0;
+  int channels_peak = 0;
+  for (;;) {
+    auto st = runner->stats();
+    if (st.channels >= channels_peak) {
+      channels_peak = st.channels;
+      rss_peak = std::max(rss_peak, rss_mb());
+    }
+    if (st.completed >= channels * per_channel)
+      break;
+    std::this_thread::sleep_for(20ms);
+  }
+  auto secs = seconds_since(t0);
+  runner->stop();
+  std::vector<double> ends;
+  for (auto& x : finished)
+    ends.push_back(x.load() / 1e6);
+  std::sort(ends.begin(), ends.end());
+  report("10k channels: drain", "tasks/s", channels * per_channel / secs);
+  report("10k channels: first channel done", "s", ends.front());
+  report("10k channels: median channel done", "s", ends[ends.size() / 2]);
+  report("10k channels: last channel done", "s", ends.back());
+  report("10k channels: channel actors at peak", "actors", channels_peak);
+  report("10k channels: process RSS at peak", "MB", rss_peak);
+  report("10k channels: RSS growth from runner start", "MB",
+         rss_peak - rss_before);
 }
 
 // -- latency ----------------------------------------------------------------
@@ -223,6 +391,8 @@ void bench_latency() {
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
   cfg.tasks = tasks;
+  if (prefetch >= 0)
+    cfg.prefetch = prefetch;
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   std::this_thread::sleep_for(500ms);
   pqxx::connection conn{url};
@@ -257,29 +427,56 @@ void bench_latency() {
 
 // -- raw PostgreSQL limits --------------------------------------------------
 
-double raw_dequeue(int batch) {
+// The peers' pgbench references (shared/bench/peers/pgref.sh), run with 4
+// client threads for 10 s on a job-shaped table of 1.5 million rows:
+// b2 deletes one row per transaction; b3 locks 100 rows in one transaction
+// and deletes them in a second one.
+double raw_dequeue(bool batched) {
   auto url = fresh_database();
   {
     pqxx::connection c{url};
     pqxx::nontransaction tx{c};
-    tx.exec0("CREATE TABLE ref_jobs (id bigserial PRIMARY KEY, payload jsonb "
-             "NOT NULL)");
-    tx.exec0("INSERT INTO ref_jobs (payload) SELECT jsonb_build_object('i', g) "
-             "FROM generate_series(1, 1500000) g");
+    tx.exec0("CREATE TABLE ref_jobs (id bigserial PRIMARY KEY, kind text NOT "
+             "NULL, payload jsonb NOT NULL, state smallint NOT NULL DEFAULT "
+             "0, run_at timestamptz NOT NULL DEFAULT now(), locked_at "
+             "timestamptz)");
+    tx.exec0("CREATE INDEX ref_jobs_ready ON ref_jobs (id) WHERE state = 0");
+    tx.exec0("INSERT INTO ref_jobs (kind, payload) SELECT 'noop', "
+             "jsonb_build_object('i', g) FROM generate_series(1, 1500000) g");
     tx.exec0("VACUUM ANALYZE ref_jobs");
   }
   std::atomic<long> done{0};
   std::atomic<bool> stop{false};
-  auto sql = "DELETE FROM ref_jobs WHERE id IN (SELECT id FROM ref_jobs ORDER "
-             "BY id FOR UPDATE SKIP LOCKED LIMIT "
-             + std::to_string(batch) + ")";
   std::vector<std::thread> clients;
   for (int i = 0; i < 4; ++i)
     clients.emplace_back([&] {
       pqxx::connection c{url};
       while (!stop) {
+        if (!batched) {
+          pqxx::work tx{c};
+          auto r = tx.exec(
+            "DELETE FROM ref_jobs WHERE id = (SELECT id FROM ref_jobs WHERE "
+            "state = 0 ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) RETURNING "
+            "id");
+          tx.commit();
+          done += static_cast<long>(r.size());
+          continue;
+        }
+        std::string ids;
+        {
+          pqxx::work tx{c};
+          ids = tx.exec1("WITH c AS (SELECT id FROM ref_jobs WHERE state = 0 "
+                         "ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 100), u AS "
+                         "(UPDATE ref_jobs j SET state = 1, locked_at = now() "
+                         "FROM c WHERE j.id = c.id RETURNING j.id) SELECT "
+                         "coalesce(array_agg(id), '{}')::text FROM u")[0]
+                  .c_str();
+          tx.commit();
+        }
         pqxx::work tx{c};
-        auto r = tx.exec(sql);
+        auto r = tx.exec_params("DELETE FROM ref_jobs WHERE id = ANY ($1::"
+                                "bigint[])",
+                                ids);
         tx.commit();
         done += static_cast<long>(r.affected_rows());
       }
@@ -295,6 +492,7 @@ double raw_dequeue(int batch) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // "scale" and "channels" are not run by default (1M rows take a while).
   std::set<std::string> parts{"spawn",    "drain",   "drain_watch",
                               "drain_tx", "latency", "raw"};
   for (int i = 1; i < argc; ++i) {
@@ -307,6 +505,14 @@ int main(int argc, char** argv) {
       min_concurrency = std::stoi(arg.substr(6));
     else if (arg.rfind("--max=", 0) == 0)
       max_concurrency = std::stoi(arg.substr(6));
+    else if (arg.rfind("--prefetch=", 0) == 0)
+      prefetch = std::stoi(arg.substr(11));
+    else if (arg == "--nonblocking")
+      nonblocking = true;
+    else if (arg.rfind("--json=", 0) == 0)
+      json_path = arg.substr(7);
+    else if (arg.rfind("--rep=", 0) == 0)
+      rep_number = std::stoi(arg.substr(6));
     else if (arg.rfind("--parts=", 0) == 0) {
       parts.clear();
       std::stringstream ss{arg.substr(8)};
@@ -319,27 +525,39 @@ int main(int argc, char** argv) {
     admin_url = env;
   else
     die("set CAFMQ_DATABASE_URL (bench/run.sh does)");
-  for (int rep = 0; rep < reps; ++rep) {
+  for (int rep = 0; rep < reps; ++rep, ++rep_number) {
     std::cerr << "repetition " << rep + 1 << " of " << reps << std::endl;
     if (parts.count("spawn"))
       bench_spawn();
-    if (parts.count("drain"))
-      report("drain, default options", "tasks/s", drain(drain_kind::plain));
+    if (parts.count("drain")) {
+      auto rates = drain(drain_kind::plain);
+      report("drain, N-th handler start", "tasks/s", rates.started);
+      report("drain, all outcomes written", "tasks/s", rates.written);
+    }
     if (parts.count("drain_watch"))
-      report("drain, 100 tasks watched", "tasks/s", drain(drain_kind::watched));
+      report("drain, 100 tasks watched", "tasks/s",
+             drain(drain_kind::watched).written);
     if (parts.count("drain_tx"))
       report("drain, complete(tx) per task", "tasks/s",
-             drain(drain_kind::transactional));
+             drain(drain_kind::transactional).written);
     if (parts.count("latency"))
       bench_latency();
+    if (parts.count("scale")) {
+      report("scale: drain 10,000 of 10,000 pending", "tasks/s",
+             drain_at_depth(10000));
+      report("scale: drain 10,000 of 1,000,000 pending", "tasks/s",
+             drain_at_depth(1000000));
+    }
+    if (parts.count("channels"))
+      bench_channels();
     if (parts.count("raw")) {
-      report("raw SQL: delete 1 per commit, 4 clients", "tasks/s",
-             raw_dequeue(1));
-      report("raw SQL: delete 100 per commit, 4 clients", "tasks/s",
-             raw_dequeue(100));
+      report("raw SQL b2: DELETE..SKIP LOCKED, 1 txn/task, 4 clients",
+             "tasks/s", raw_dequeue(false));
+      report("raw SQL b3: lock 100 + delete 100, 2 txns/100, 4 clients",
+             "tasks/s", raw_dequeue(true));
     }
   }
-  std::cout << std::left << std::setw(46) << "measure" << std::right
+  std::cout << std::left << std::setw(58) << "measure" << std::right
             << std::setw(12) << "median" << std::setw(24) << "runs"
             << "  unit\n";
   for (auto& r : table) {
@@ -347,7 +565,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < r.values.size(); ++i)
       runs << (i ? " " : "") << std::fixed << std::setprecision(1)
            << r.values[i];
-    std::cout << std::left << std::setw(46) << r.what << std::right
+    std::cout << std::left << std::setw(58) << r.what << std::right
               << std::setw(12) << std::fixed << std::setprecision(1)
               << median(r.values) << std::setw(24) << runs.str() << "  "
               << r.unit << "\n";

@@ -18,6 +18,8 @@ struct channel_state {
   bool ordered_in_flight = false;
   int limit = 0;
   int idle_generation = 0;
+  // The runner stops: nothing more starts.
+  bool stopping = false;
   static inline const char* name = "cafmq.channel";
 };
 
@@ -31,13 +33,25 @@ bool may_start(const channel_state& st, const claimed_task& next) {
 
 void pump(channel_actor* self, const caf::actor& pool) {
   auto& st = self->state;
-  while (!st.queue.empty() && may_start(st, st.queue.front())) {
+  while (!st.stopping && !st.queue.empty() && may_start(st, st.queue.front())) {
     auto task = std::move(st.queue.front());
     st.queue.pop_front();
     st.in_flight.emplace(attempt_ref{task.id, task.attempt}, task.ordered);
     st.ordered_in_flight |= task.ordered;
     self->send(pool, run_atom::value, std::move(task));
   }
+}
+
+// Gives every queued attempt back: the runner stops before they start.
+void give_back(channel_actor* self, const caf::actor& dispatcher) {
+  auto& st = self->state;
+  for (auto& task : st.queue) {
+    task_outcome outcome;
+    outcome.ref = attempt_ref{task.id, task.attempt};
+    outcome.kind = task_outcome::released;
+    self->send(dispatcher, done_atom::value, std::move(outcome));
+  }
+  st.queue.clear();
 }
 
 caf::behavior channel(channel_actor* self, std::string key, int limit,
@@ -53,6 +67,12 @@ caf::behavior channel(channel_actor* self, std::string key, int limit,
     [=](run_atom, claimed_task& task) {
       self->state.queue.push_back(std::move(task));
       pump(self, pool);
+      if (self->state.stopping)
+        give_back(self, dispatcher);
+    },
+    [=](stop_atom) {
+      self->state.stopping = true;
+      give_back(self, dispatcher);
     },
     [=](done_atom, const attempt_ref& ref) {
       auto& st = self->state;

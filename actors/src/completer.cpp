@@ -28,8 +28,7 @@ void written(completer_actor* self, const caf::actor& db,
     self->send(dispatcher, rescan_atom::value);
   self->state.writing = false;
   self->state.retry_delay = std::chrono::milliseconds{0};
-  if (!self->state.pending.completed.empty()
-      || !self->state.pending.failed.empty()) {
+  if (!self->state.pending.empty()) {
     write(self, db, dispatcher);
     return;
   }
@@ -56,6 +55,9 @@ void write(completer_actor* self, const caf::actor& db,
                                    st.pending.completed.end());
             batch.failed.insert(batch.failed.end(), st.pending.failed.begin(),
                                 st.pending.failed.end());
+            batch.released.insert(batch.released.end(),
+                                  st.pending.released.begin(),
+                                  st.pending.released.end());
             st.pending = std::move(batch);
             st.retry_delay = std::min(
               std::chrono::milliseconds{5000},
@@ -73,20 +75,21 @@ caf::behavior completer(completer_actor* self, caf::actor db,
         st.pending.completed.push_back(x.ref);
       else if (x.kind == task_outcome::failed)
         st.pending.failed.push_back({x.ref, x.error, x.retryable});
-      if (!st.writing && st.retry_delay.count() == 0)
+      else if (x.kind == task_outcome::released)
+        st.pending.released.push_back(x.ref);
+      if (!st.writing && st.retry_delay.count() == 0 && !st.pending.empty())
         write(self, db, dispatcher);
     },
     [=](flush_atom) -> caf::result<bool> {
       auto& st = self->state;
-      if (!st.writing && st.pending.completed.empty()
-          && st.pending.failed.empty())
+      if (!st.writing && st.pending.empty())
         return true;
       st.flushes.push_back(self->make_response_promise());
       return caf::delegated<bool>{};
     },
     [=](flush_atom, bool) {
       // The retry timer.
-      if (!self->state.writing)
+      if (!self->state.writing && !self->state.pending.empty())
         write(self, db, dispatcher);
     },
   };

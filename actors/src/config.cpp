@@ -12,6 +12,8 @@ config::config() {
     .add(channels, "channels", "channel names to serve (default: all)")
     .add(min_concurrency, "min-concurrency", "claim below this many running")
     .add(max_concurrency, "max-concurrency", "at most this many running")
+    .add(prefetch, "prefetch",
+         "claimed attempts held beyond max-concurrency (claim ahead)")
     .add(lease, "lease", "lease of each attempt")
     .add(keep_alive_interval, "keep-alive-interval",
          "how often leases are renewed")
@@ -38,6 +40,7 @@ runner_config config::runner(std::shared_ptr<const registry> tasks) const {
   result.channels = channels;
   result.min_concurrency = min_concurrency;
   result.max_concurrency = max_concurrency;
+  result.prefetch = prefetch;
   result.lease = duration_cast<milliseconds>(lease);
   result.keep_alive_interval = duration_cast<milliseconds>(keep_alive_interval);
   result.max_poll_wait = duration_cast<milliseconds>(max_poll_wait);

@@ -52,7 +52,8 @@ caf::behavior database(caf::event_based_actor* self, std::string url) {
     },
     [st](record_atom, const write_batch& batch) {
       return st->with_connection([&](queue_connection& c) {
-        return to_reply(c.record(batch.completed, batch.failed));
+        return to_reply(
+          c.record(batch.completed, batch.failed, batch.released));
       });
     },
     [st](renew_atom, const std::vector<attempt_ref>& xs,

@@ -83,7 +83,22 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
   st.claiming = false;
   st.error_backoff = std::chrono::milliseconds{0};
   ++st.stats.claims;
+  if (st.stopping) {
+    // Too late to start them: give them back at once.
+    for (auto& task : result.tasks) {
+      task_outcome outcome;
+      outcome.ref = attempt_ref{task.id, task.attempt};
+      outcome.kind = task_outcome::released;
+      ++st.stats.released;
+      self->send(st.completer, done_atom::value, std::move(outcome));
+    }
+    if (st.running.empty())
+      finish(self);
+    return;
+  }
+  auto now = self->clock().now();
   for (auto& task : result.tasks) {
+    task.received = now;
     auto key = task.channel_name + '\x1f' + task.channel_args;
     auto& entry = (*st.channels)[key];
     if (!entry.handle)
@@ -95,11 +110,6 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
     st.running.emplace(attempt_ref{task.id, task.attempt}, key);
     ++st.stats.claimed;
     self->send(entry.handle, run_atom::value, std::move(task));
-  }
-  if (st.stopping) {
-    if (st.running.empty())
-      finish(self);
-    return;
   }
   std::chrono::microseconds cap = st.cfg.max_poll_wait;
   auto wait = result.wait ? std::min(*result.wait, cap) : cap;
@@ -125,10 +135,13 @@ void maybe_claim(dispatcher_actor* self) {
     return;
   }
   st.claim_again = false;
-  auto running = static_cast<int>(st.running.size());
-  if (running >= st.cfg.min_concurrency)
+  // Attempts held: running, or claimed ahead and waiting for a slot. Claim
+  // when the buffer is half empty, so that claims come in large batches.
+  auto held = static_cast<int>(st.running.size());
+  auto prefetch = std::max(0, st.cfg.prefetch);
+  if (held >= st.cfg.min_concurrency + prefetch / 2)
     return;
-  auto limit = st.cfg.max_concurrency - running;
+  auto limit = st.cfg.max_concurrency + prefetch - held;
   st.claiming = true;
   st.request.limit = limit;
   self->request(st.claim_db, caf::infinite, claim_atom::value, st.request)
@@ -286,6 +299,8 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
       st.running.erase(i);
       if (outcome.kind == task_outcome::failed)
         ++st.stats.failed;
+      else if (outcome.kind == task_outcome::released)
+        ++st.stats.released;
       else
         ++st.stats.completed;
       self->send(st.completer, done_atom::value, std::move(outcome));
@@ -302,6 +317,10 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
       st.stop_promises.push_back(rp);
       if (!st.stopping) {
         st.stopping = true;
+        // Attempts that have not started go back to the queue now.
+        self->send(st.pool, stop_atom::value);
+        for (auto& kvp : *st.channels)
+          self->send(kvp.second.handle, stop_atom::value);
         if (st.running.empty() && !st.claiming)
           finish(self);
         else

@@ -40,6 +40,10 @@ caf::error check(runner_config& cfg) {
                       "concurrency needs 1 <= min <= max, got min "
                         + std::to_string(cfg.min_concurrency) + " max "
                         + std::to_string(cfg.max_concurrency));
+  if (cfg.prefetch < 0 || cfg.prefetch > 100000)
+    return make_error(errc::invalid_argument,
+                      "prefetch must be between 0 and 100000, got "
+                        + std::to_string(cfg.prefetch));
   if (cfg.keep_alive_interval >= cfg.lease)
     return make_error(errc::invalid_argument,
                       "the keep-alive interval must be shorter than the lease");
@@ -93,6 +97,11 @@ runner::~runner() {
 
 caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   auto ptr = std::make_unique<impl>();
+  // Work sharing wakes an idle scheduler thread with a condition variable.
+  // CAF's default, work stealing, polls: an idle thread sleeps up to 10 ms
+  // between polls, which a task's pickup latency would pay, and its 50 us
+  // polling naps cost CPU that PostgreSQL needs under load.
+  ptr->cfg.set("scheduler.policy", caf::atom("sharing"));
   ptr->sys = std::make_unique<caf::actor_system>(ptr->cfg);
   auto dispatcher = spawn_runner(*ptr->sys, std::move(cfg));
   if (!dispatcher)

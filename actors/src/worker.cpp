@@ -90,8 +90,13 @@ task_outcome run_handler(const registry& tasks, const failure_filter& filter,
                def->is_failure ? def->is_failure : filter);
 }
 
-caf::behavior worker(caf::event_based_actor* self,
-                     std::shared_ptr<const registry> tasks,
+struct worker_state {
+  static inline const char* name = "cafmq.worker";
+};
+
+using worker_actor = caf::stateful_actor<worker_state>;
+
+caf::behavior worker(worker_actor* self, std::shared_ptr<const registry> tasks,
                      failure_filter filter, caf::actor db, caf::actor pool) {
   return {
     [=](run_atom, const claimed_task& data,

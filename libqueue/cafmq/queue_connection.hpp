@@ -80,9 +80,15 @@ public:
   caf::expected<std::vector<fail_result>>
   fail(const std::vector<attempt_failure>& xs);
 
-  /// Records finished attempts, completions and failures, in one transaction.
+  /// Records finished attempts, completions and failures, and gives back
+  /// attempts that never started (`released`), in one transaction.
   caf::error record(const std::vector<attempt_ref>& completed,
-                    const std::vector<attempt_failure>& failed);
+                    const std::vector<attempt_failure>& failed,
+                    const std::vector<attempt_ref>& released = {});
+
+  /// Gives back attempts claimed but never started: pending again at once,
+  /// and the claim does not count as an attempt. Returns the ids given back.
+  caf::expected<std::vector<uuid>> release(const std::vector<attempt_ref>& xs);
 
   /// Renews leases; attempts not in the answer are no longer owned.
   caf::expected<std::vector<lease_state>>

@@ -39,6 +39,13 @@ struct task_definition {
   task_options defaults;
   /// Overrides the runner's filter for this task when set.
   failure_filter is_failure = nullptr;
+  /// True (the default): the handler may block (database calls, sleeps,
+  /// long computations) and runs on a thread of its own. False: it never
+  /// blocks and returns quickly, so the runtime runs it on the actor
+  /// scheduler and saves two thread switches per attempt (like an async
+  /// handler on an event loop). A blocking handler marked false stalls the
+  /// runtime.
+  bool blocking = true;
 
   /// A builder for one task of this definition, with its defaults applied.
   spawn_builder builder() const {

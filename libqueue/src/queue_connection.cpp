@@ -63,14 +63,21 @@ queue_connection::fail(const std::vector<attempt_failure>& xs) {
   return impl_->run([&](pqxx::work& tx) { return detail::fail(tx, xs); });
 }
 
-caf::error
-queue_connection::record(const std::vector<attempt_ref>& completed,
-                         const std::vector<attempt_failure>& failed) {
+caf::expected<std::vector<uuid>>
+queue_connection::release(const std::vector<attempt_ref>& xs) {
+  return impl_->run([&](pqxx::work& tx) { return detail::release(tx, xs); });
+}
+
+caf::error queue_connection::record(const std::vector<attempt_ref>& completed,
+                                    const std::vector<attempt_failure>& failed,
+                                    const std::vector<attempt_ref>& released) {
   auto result = impl_->run([&](pqxx::work& tx) {
     if (!completed.empty())
       detail::complete(tx, completed);
     if (!failed.empty())
       detail::fail(tx, failed);
+    if (!released.empty())
+      detail::release(tx, released);
     return true;
   });
   return result ? caf::error{} : std::move(result.error());

@@ -31,6 +31,19 @@ std::optional<std::string> optional_text(const pqxx::field& f) {
   return std::string{f.c_str(), f.size()};
 }
 
+// Runs a fenced batch statement taking (ids, attempts); returns the ids it
+// changed.
+std::vector<uuid> fenced_batch(pqxx::transaction_base& tx, const char* sql,
+                               const std::vector<attempt_ref>& xs) {
+  auto rows
+    = tx.exec_params(sql, uuid_array(ids_of(xs)), int_array(attempts_of(xs)));
+  std::vector<uuid> result;
+  result.reserve(rows.size());
+  for (const auto& row : rows)
+    result.push_back(to_uuid(row[0]));
+  return result;
+}
+
 } // namespace
 
 claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
@@ -71,13 +84,12 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
 
 std::vector<uuid> complete(pqxx::transaction_base& tx,
                            const std::vector<attempt_ref>& xs) {
-  auto rows = tx.exec_params(sql::complete, uuid_array(ids_of(xs)),
-                             int_array(attempts_of(xs)));
-  std::vector<uuid> result;
-  result.reserve(rows.size());
-  for (const auto& row : rows)
-    result.push_back(to_uuid(row[0]));
-  return result;
+  return fenced_batch(tx, sql::complete, xs);
+}
+
+std::vector<uuid> release(pqxx::transaction_base& tx,
+                          const std::vector<attempt_ref>& xs) {
+  return fenced_batch(tx, sql::release, xs);
 }
 
 std::vector<fail_result> fail(pqxx::transaction_base& tx,

@@ -22,6 +22,10 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
 std::vector<uuid> complete(pqxx::transaction_base& tx,
                            const std::vector<attempt_ref>& xs);
 
+/// Gives back attempts that never started; returns the ids given back.
+std::vector<uuid> release(pqxx::transaction_base& tx,
+                          const std::vector<attempt_ref>& xs);
+
 std::vector<fail_result> fail(pqxx::transaction_base& tx,
                               const std::vector<attempt_failure>& xs);
 

@@ -28,11 +28,13 @@ behavior cooperative_handler(event_based_actor* self) {
 
 struct cancel_fixture : fixture {
   cancel_fixture() {
-    cfg.actor_tasks
-      = {{"coop",
-          [](actor_system& sys) { return sys.spawn(cooperative_handler); },
-          {},
-          nullptr}};
+    cfg.actor_tasks = {{"coop",
+                        [started = started](actor_system& sys) {
+                          ++*started;
+                          return sys.spawn(cooperative_handler);
+                        },
+                        {},
+                        nullptr}};
     cfg.max_poll_wait = 1h;
     cfg.keep_alive_interval = 10s;
     cfg.maintenance_interval = 1h;
@@ -55,6 +57,28 @@ struct cancel_fixture : fixture {
       result.insert(result.end(), b.failed.begin(), b.failed.end());
     return result;
   }
+
+  // Starts a dispatcher that claims `n` cooperative attempts in one batch.
+  std::pair<actor, std::vector<claimed_task>> start_batch(int n) {
+    claim_result batch;
+    for (int i = 0; i < n; ++i)
+      batch.tasks.push_back(make_task("coop"));
+    log->claims.push_back(batch);
+    auto d = start();
+    sched.run();
+    return {d, batch.tasks};
+  }
+
+  std::set<uuid> released_ids() {
+    std::set<uuid> result;
+    for (auto& b : log->records)
+      for (auto& x : b.released)
+        result.insert(x.id);
+    return result;
+  }
+
+  // Handler actors spawned so far (attempts started).
+  std::shared_ptr<int> started = std::make_shared<int>(0);
 
   runner_stats stats(const actor& d) {
     self->send(d, stats_atom::value);
@@ -199,6 +223,75 @@ CAF_TEST(maintenance prunes every interval and at once after a full batch) {
     sched.run_once();
   CAF_CHECK_GREATER(log->prunes, 2);
   log->prune_answer = 0;
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(attempts claimed ahead wait for a slot and a stop gives them back) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 2;
+  cfg.prefetch = 2;
+  auto [d, tasks] = start_batch(4);
+  // One claim for the slots and the buffer; two handlers run, two wait.
+  CAF_REQUIRE_EQUAL(log->claim_limits.size(), 1u);
+  CAF_CHECK_EQUAL(log->claim_limits[0], 4);
+  CAF_CHECK_EQUAL(*started, 2);
+  self->send(d, stop_atom::value);
+  sched.run();
+  // The waiting two go back to the queue at once, unstarted.
+  CAF_CHECK(released_ids() == (std::set<uuid>{tasks[2].id, tasks[3].id}));
+  CAF_CHECK_EQUAL(*started, 2);
+  CAF_CHECK_EQUAL(stats(d).released, 2);
+  CAF_CHECK(failures().empty());
+  // The running two get the shutdown timeout; then they are abandoned to
+  // lease expiry, and their handler actors end with the runner.
+  sched.advance_time(cfg.shutdown_timeout);
+  sched.run();
+  CAF_CHECK(failures().empty());
+  CAF_CHECK_EQUAL(released_ids().size(), 2u);
+}
+
+CAF_TEST(a cancelled attempt that waits for a slot never starts) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 1;
+  cfg.prefetch = 1;
+  auto [d, tasks] = start_batch(2);
+  CAF_CHECK_EQUAL(*started, 1);
+  anon_send(d, cancel_atom::value, to_string(tasks[1].id));
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(failed[0].ref.id == tasks[1].id);
+  CAF_CHECK(!failed[0].retryable);
+  CAF_CHECK_EQUAL(*started, 1);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a deadline counts from the claim while the attempt waits) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 1;
+  cfg.prefetch = 1;
+  claim_result batch;
+  auto first = make_task("coop");
+  auto second = make_task("coop");
+  second.deadline_in = 5s;
+  batch.tasks = {first, second};
+  log->claims.push_back(batch);
+  auto d = start();
+  sched.run();
+  // The second waits 3 s for the first, then has 2 s left, not 5.
+  sched.advance_time(3s);
+  anon_send(d, cancel_atom::value, to_string(first.id));
+  sched.run();
+  CAF_CHECK_EQUAL(*started, 2);
+  CAF_CHECK_EQUAL(failures().size(), 1u);
+  sched.advance_time(2s);
+  sched.run();
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 2u);
+  CAF_CHECK(failed[1].ref.id == second.id);
+  CAF_CHECK(failed[1].error.find("deadline") != std::string::npos);
   anon_send_exit(d, exit_reason::user_shutdown);
   sched.run();
 }

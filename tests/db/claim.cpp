@@ -183,6 +183,29 @@ CAF_TEST(stale attempts change nothing) {
   CAF_CHECK_EQUAL(payload, "1");
 }
 
+CAF_TEST(a released attempt is pending again and does not count) {
+  auto id = spawn_builder{"t"}.retries(0).spawn(*conn)->id;
+  auto q = poller();
+  auto first = claim_or_throw(*q, request({"t"})).tasks.at(0);
+  CAF_REQUIRE_EQUAL(first.attempt, 1);
+  auto released = q->release({{id, 1}});
+  CAF_REQUIRE(released);
+  CAF_CHECK_EQUAL(released->size(), 1u);
+  auto st = status(*conn, id);
+  CAF_CHECK_EQUAL(to_string(st->state), "pending");
+  CAF_CHECK_EQUAL(st->attempt, 0);
+  // Claimable at once, and its only attempt is still there.
+  auto again = claim_or_throw(*q, request({"t"}));
+  CAF_REQUIRE_EQUAL(again.tasks.size(), 1u);
+  CAF_CHECK_EQUAL(again.tasks[0].attempt, 1);
+  // Fenced: giving back an attempt that is not current changes nothing.
+  CAF_CHECK(!q->complete({{id, 1}})->empty());
+  released = q->release({{id, 1}});
+  CAF_REQUIRE(released);
+  CAF_CHECK(released->empty());
+  CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
+}
+
 CAF_TEST(the claim uses indexes with a million pending tasks) {
   {
     pqxx::work tx{*conn};

@@ -53,9 +53,11 @@ CAF_TEST_FIXTURE_SCOPE(runtime_tests, fixture)
 
 CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
   std::atomic<bool> release{false};
+  std::atomic<int> started{0};
   auto tasks = std::make_shared<registry>();
   tasks->add({"slow",
               [&](current_task&) {
+                ++started;
                 while (!release)
                   std::this_thread::sleep_for(1ms);
                 return caf::error{};
@@ -68,13 +70,14 @@ CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
   auto cfg = config(tasks);
   cfg.min_concurrency = 4;
   auto r = start(cfg);
-  wait_for([&] { return count("running") == 4; });
+  // All ten are claimed (claim ahead); four run, six wait for a slot.
+  wait_for([&] { return count("running") == 10 && started == 4; });
   std::thread stopper{[&] {
     r->stop();
   }};
-  // The stop waits for the handlers; let them finish now.
-  std::this_thread::sleep_for(50ms);
-  CAF_CHECK_EQUAL(count("running"), 4);
+  // The stop gives the waiting six back at once and waits for the four.
+  wait_for([&] { return count("running") == 4; });
+  CAF_CHECK_EQUAL(count("pending"), 6);
   release = true;
   stopper.join();
   CAF_CHECK_EQUAL(count("completed"), 4);

@@ -25,6 +25,8 @@ struct fake_db_log {
   std::deque<claim_result> claims; // answers, in order; then empty batches
   std::chrono::microseconds idle_wait = 60s;
   int claim_calls = 0;
+  std::vector<int> claim_limits; // the limit of each claim
+
   std::vector<write_batch> records;
   std::vector<std::vector<attempt_ref>> renewals;
   std::set<uuid> cancel_requested; // reported by renewals
@@ -37,8 +39,9 @@ struct fake_db_log {
 // PostgreSQL in the db suites; here only the runtime's flow matters.
 inline behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
   return {
-    [=](claim_atom, const claim_request&) {
+    [=](claim_atom, const claim_request& req) {
       ++log->claim_calls;
+      log->claim_limits.push_back(req.limit);
       if (log->claims.empty()) {
         claim_result idle;
         idle.wait = log->idle_wait;
@@ -142,9 +145,40 @@ struct fixture : test_coordinator_fixture<> {
     auto d = start();
     expect((claim_atom, claim_request), to(db));
     expect((claim_result), from(db).to(d));
+    run_until_a_worker_is_next();
     self->send(d, stop_atom::value);
     expect((stop_atom), from(self).to(d));
     return d;
+  }
+
+  bool worker_is_next() {
+    auto ptr = dynamic_cast<local_actor*>(sched.jobs.front());
+    return ptr != nullptr && std::string{ptr->name()} == "cafmq.worker";
+  }
+
+  // Runs the runtime until a worker's job is next: the pool has started an
+  // attempt, whose handler has not run yet.
+  void run_until_a_worker_is_next() {
+    while (sched.has_job()) {
+      if (worker_is_next())
+        return;
+      sched.run_once();
+    }
+    CAF_FAIL("no attempt started");
+  }
+
+  // Runs every job but the workers': started handlers do not run.
+  void run_all_but_workers() {
+    for (size_t skipped = 0; sched.has_job() && skipped < sched.jobs.size();) {
+      if (worker_is_next()) {
+        sched.jobs.push_back(sched.jobs.front());
+        sched.jobs.pop_front();
+        ++skipped;
+      } else {
+        sched.run_once();
+        skipped = 0;
+      }
+    }
   }
 
   actor start() {

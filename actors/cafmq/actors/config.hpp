@@ -25,6 +25,7 @@ public:
   std::vector<std::string> channels;
   int min_concurrency = 16;
   int max_concurrency = 32;
+  int prefetch = 256;
   caf::timespan lease = std::chrono::seconds{30};
   caf::timespan keep_alive_interval = std::chrono::seconds{10};
   caf::timespan max_poll_wait = std::chrono::seconds{5};

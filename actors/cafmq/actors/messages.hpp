@@ -38,7 +38,8 @@ using run_atom = caf::atom_constant<caf::atom("run")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 /// dispatcher → completer: wait until every outcome is written.
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
-/// anyone → dispatcher: graceful stop; replies when done.
+/// anyone → dispatcher: graceful stop; replies when done. dispatcher →
+/// channels and pool: give back every attempt that has not started.
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 /// timer: the graceful stop ran out of time.
 using timeout_atom = caf::atom_constant<caf::atom("timeout")>;
@@ -66,6 +67,8 @@ struct task_outcome {
     recorded,
     /// The handler failed: record the failure.
     failed,
+    /// Never started (the runner is stopping): give the attempt back.
+    released,
   };
   attempt_ref ref;
   kind_t kind = completed;
@@ -77,6 +80,11 @@ struct task_outcome {
 struct write_batch {
   std::vector<attempt_ref> completed;
   std::vector<attempt_failure> failed;
+  std::vector<attempt_ref> released;
+
+  bool empty() const noexcept {
+    return completed.empty() && failed.empty() && released.empty();
+  }
 };
 
 } // namespace cafmq::actors

@@ -43,8 +43,15 @@ struct runner_config {
   std::vector<std::string> channels;
   /// Claim when fewer than this many tasks run...
   int min_concurrency = 16;
-  /// ...and then up to this many in total.
+  /// ...and then up to this many in total. At most this many handlers run
+  /// at once.
   int max_concurrency = 32;
+  /// Claim ahead: hold up to this many claimed attempts beyond
+  /// max_concurrency, queued here until a handler slot is free (so a batch
+  /// is ready when handlers finish, and claims come in large batches). Their
+  /// leases are renewed like running ones; a graceful stop gives back those
+  /// that never started. 0: claim only for free slots.
+  int prefetch = 256;
   /// Lease of each attempt; renewed every keep_alive_interval while it runs.
   std::chrono::milliseconds lease = std::chrono::seconds{30};
   std::chrono::milliseconds keep_alive_interval = std::chrono::seconds{10};
@@ -88,6 +95,8 @@ struct runner_stats {
   long long claimed = 0;
   long long completed = 0;
   long long failed = 0;
+  /// Claimed attempts given back unstarted by a graceful stop.
+  long long released = 0;
   long long claims = 0;
   /// Cancels that reached running attempts through a lease renewal (their
   /// notification was missed).

@@ -1,0 +1,1 @@
+SELECT * FROM cafmq.release($1::uuid[], $2::integer[])
