@@ -88,6 +88,9 @@ public:
   /// The request as one element of `cafmq.spawn`'s JSON array (internal).
   nlohmann::json to_spec() const;
 
+  /// Appends the same element as JSON text to `out` (internal).
+  void write_spec(std::string& out) const;
+
 private:
   uuid id_;
   std::string name_;

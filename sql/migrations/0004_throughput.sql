@@ -75,6 +75,12 @@ BEGIN
   SELECT array_agg(ins.id) INTO v_created FROM ins;
   PERFORM cafmq.notify_ready(ARRAY(
     SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
+  IF cardinality(v_created) = cardinality(v_specs) THEN
+    -- No duplicates (the usual case): every task was created.
+    RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
+                  ORDER BY s.ordinality;
+    RETURN;
+  END IF;
   RETURN QUERY
   SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks t
                           WHERE t.unique_key = s.unique_key

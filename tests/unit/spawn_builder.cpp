@@ -85,6 +85,24 @@ CAF_TEST(definitions supply defaults that builders override) {
   CAF_CHECK(over["ordered"] == false);
 }
 
+CAF_TEST(the spawn spec keeps every string verbatim) {
+  std::string odd = "q\"uote \\ back\tslash\x01 \xc3\xa9 ; DROP";
+  auto spec = spawn_builder{odd}
+                .channel_name(odd)
+                .channel_args("{\"a\": [1]}")
+                .unique_key(odd)
+                .raw_json("{\"s\": \"x\\\"y\"}")
+                .bytes(std::string{"\0\xff", 2})
+                .to_spec();
+  CAF_CHECK(spec["name"] == odd);
+  CAF_CHECK(spec["channel_name"] == odd);
+  CAF_CHECK(spec["channel_args"] == "{\"a\": [1]}");
+  CAF_CHECK(spec["unique_key"] == odd);
+  CAF_CHECK(nlohmann::json::parse(spec["json"].get<std::string>())["s"]
+            == "x\"y");
+  CAF_CHECK(spec["bytes"] == "AP8=");
+}
+
 CAF_TEST(a registry refuses repeated and empty names) {
   auto handler = [](current_task&) {
     return caf::error{};
