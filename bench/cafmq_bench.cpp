@@ -283,7 +283,11 @@ double drain_at_depth(int pending) {
     tx.exec_params0(
       "INSERT INTO cafmq.tasks (id, seq, name, channel_name, channel_args, "
       "state, ordered, max_attempts, run_at, backoff, backoff_cap) SELECT "
-      "gen_random_uuid(), nextval('cafmq.task_seq'), 'noop', '', '', "
+      // Time-ordered (version 7) ids, like spawn_builder's.
+      "encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing "
+      "substring(int8send((extract(epoch FROM clock_timestamp()) * "
+      "1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid, "
+      "nextval('cafmq.task_seq'), 'noop', '', '', "
       "'pending', false, 5, now(), '1s', '1min' FROM generate_series(1, $1)",
       pending);
     tx.exec0("INSERT INTO cafmq.payloads (id, json) SELECT id, "

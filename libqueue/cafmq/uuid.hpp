@@ -25,6 +25,11 @@ public:
   /// Returns a new random (version 4) UUID.
   static uuid random();
 
+  /// Returns a new time-ordered (version 7) UUID: 48 bits of Unix time in
+  /// milliseconds, then random bits. Ids spawned close in time sit close in
+  /// the primary-key index, which keeps a deep queue's lookups in cache.
+  static uuid time_ordered();
+
   /// Parses the canonical 36-character form (case-insensitive).
   static std::optional<uuid> parse(std::string_view str);
 

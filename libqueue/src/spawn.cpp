@@ -42,7 +42,7 @@ void payload_limit(std::size_t bytes) noexcept {
 }
 
 spawn_builder::spawn_builder(std::string name, const task_options& defaults)
-  : id_(uuid::random()), name_(std::move(name)), opts_(defaults) {
+  : id_(uuid::time_ordered()), name_(std::move(name)), opts_(defaults) {
   // nop
 }
 

@@ -1,5 +1,6 @@
 #include "cafmq/uuid.hpp"
 
+#include <chrono>
 #include <random>
 
 namespace cafmq {
@@ -19,6 +20,17 @@ uuid uuid::random() {
   }
   bytes[6] = static_cast<std::uint8_t>((bytes[6] & 0x0F) | 0x40);
   bytes[8] = static_cast<std::uint8_t>((bytes[8] & 0x3F) | 0x80);
+  return uuid{bytes};
+}
+
+uuid uuid::time_ordered() {
+  auto bytes = random().bytes();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count();
+  for (size_t i = 0; i < 6; ++i)
+    bytes[i] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
+  bytes[6] = static_cast<std::uint8_t>((bytes[6] & 0x0F) | 0x70);
   return uuid{bytes};
 }
 

@@ -290,14 +290,20 @@ BEGIN
          NULL::bytea, v_name, v_args,
          CASE WHEN v_cut AND cardinality(v_ids) > 0 THEN interval '0'
          ELSE least(
-           (SELECT min(t.run_at) FROM cafmq.tasks t
-             WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()),
-           (SELECT min(t.run_at) FROM cafmq.tasks t
-             WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()),
-           (SELECT min(t.run_at) FROM cafmq.tasks t
-             WHERE t.state = 'running' AND t.run_at > now()),
-           (SELECT min(t.commit_deadline) FROM cafmq.tasks t
-             WHERE t.state = 'uncommitted' AND t.commit_deadline > now()))
+           -- ORDER BY ... LIMIT 1: a generic plan may compute min() by
+           -- reading every running lease.
+           (SELECT t.run_at FROM cafmq.tasks t
+             WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()
+             ORDER BY t.run_at LIMIT 1),
+           (SELECT t.run_at FROM cafmq.tasks t
+             WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()
+             ORDER BY t.run_at LIMIT 1),
+           (SELECT t.run_at FROM cafmq.tasks t
+             WHERE t.state = 'running' AND t.run_at > now()
+             ORDER BY t.run_at LIMIT 1),
+           (SELECT t.commit_deadline FROM cafmq.tasks t
+             WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
+             ORDER BY t.commit_deadline LIMIT 1))
            - now() END;
 END
 $$;

@@ -1,6 +1,7 @@
 #define CAF_SUITE uuid
 #include <caf/test/unit_test.hpp>
 
+#include <chrono>
 #include <set>
 
 #include "cafmq/error.hpp"
@@ -16,6 +17,32 @@ CAF_TEST(random uuids are version 4 and distinct) {
     CAF_CHECK_EQUAL(x.bytes()[8] >> 6, 2);
     seen.insert(x);
   }
+  CAF_CHECK_EQUAL(seen.size(), 1000u);
+}
+
+CAF_TEST(time ordered uuids are version 7 and follow the clock) {
+  std::set<uuid> seen;
+  auto ms = [](const uuid& x) {
+    std::uint64_t result = 0;
+    for (size_t i = 0; i < 6; ++i)
+      result = (result << 8) | x.bytes()[i];
+    return result;
+  };
+  auto now = static_cast<std::uint64_t>(
+    std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch())
+      .count());
+  std::uint64_t last = 0;
+  for (int i = 0; i < 1000; ++i) {
+    auto x = uuid::time_ordered();
+    CAF_CHECK_EQUAL(x.bytes()[6] >> 4, 7);
+    CAF_CHECK_EQUAL(x.bytes()[8] >> 6, 2);
+    CAF_CHECK_GREATER_OR_EQUAL(ms(x), last);
+    last = ms(x);
+    seen.insert(x);
+  }
+  CAF_CHECK_GREATER_OR_EQUAL(last, now);
+  CAF_CHECK_LESS(last, now + 60000);
   CAF_CHECK_EQUAL(seen.size(), 1000u);
 }
 
