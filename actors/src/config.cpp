@@ -14,6 +14,8 @@ config::config() {
     .add(max_concurrency, "max-concurrency", "at most this many running")
     .add(prefetch, "prefetch",
          "claimed attempts held beyond max-concurrency (claim ahead)")
+    .add(prefetch_window, "prefetch-window",
+         "hold ahead what the runner finishes in this long (0: prefetch)")
     .add(lease, "lease", "lease of each attempt")
     .add(keep_alive_interval, "keep-alive-interval",
          "how often leases are renewed")
@@ -41,6 +43,7 @@ runner_config config::runner(std::shared_ptr<const registry> tasks) const {
   result.min_concurrency = min_concurrency;
   result.max_concurrency = max_concurrency;
   result.prefetch = prefetch;
+  result.prefetch_window = duration_cast<milliseconds>(prefetch_window);
   result.lease = duration_cast<milliseconds>(lease);
   result.keep_alive_interval = duration_cast<milliseconds>(keep_alive_interval);
   result.max_poll_wait = duration_cast<milliseconds>(max_poll_wait);

@@ -46,6 +46,11 @@ struct dispatcher_state {
   std::optional<caf::actor_clock::time_point> wake_at;
   int generation = 0;
   bool stopping = false;
+  // Throughput estimate for the claim-ahead window: attempts finished since
+  // rate_since, and the smoothed rate in attempts per second.
+  std::optional<caf::actor_clock::time_point> rate_since;
+  long long finished_since = 0;
+  double rate = 0;
   std::vector<caf::response_promise> stop_promises;
   runner_stats stats;
   static inline const char* name = "cafmq.dispatcher";
@@ -126,6 +131,29 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
     maybe_claim(self);
 }
 
+// How many attempts to hold beyond max_concurrency: what this runner
+// finishes in prefetch_window at its recent rate, at most prefetch.
+int prefetch_now(dispatcher_actor* self) {
+  auto& st = self->state;
+  auto cap = std::max(0, st.cfg.prefetch);
+  if (st.cfg.prefetch_window.count() == 0)
+    return cap;
+  auto now = self->clock().now();
+  if (!st.rate_since) {
+    st.rate_since = now;
+  } else {
+    auto elapsed = std::chrono::duration<double>(now - *st.rate_since).count();
+    if (elapsed >= 0.02) {
+      auto sample = static_cast<double>(st.finished_since) / elapsed;
+      st.rate = 0.5 * st.rate + 0.5 * sample;
+      st.finished_since = 0;
+      st.rate_since = now;
+    }
+  }
+  auto window = std::chrono::duration<double>(st.cfg.prefetch_window).count();
+  return static_cast<int>(std::min<double>(cap, st.rate * window));
+}
+
 void maybe_claim(dispatcher_actor* self) {
   auto& st = self->state;
   if (st.stopping)
@@ -138,7 +166,7 @@ void maybe_claim(dispatcher_actor* self) {
   // Attempts held: running, or claimed ahead and waiting for a slot. Claim
   // when the buffer is half empty, so that claims come in large batches.
   auto held = static_cast<int>(st.running.size());
-  auto prefetch = std::max(0, st.cfg.prefetch);
+  auto prefetch = prefetch_now(self);
   if (held >= st.cfg.min_concurrency + prefetch / 2)
     return;
   auto limit = st.cfg.max_concurrency + prefetch - held;
@@ -303,6 +331,8 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
         ++st.stats.released;
       else
         ++st.stats.completed;
+      if (outcome.kind != task_outcome::released)
+        ++st.finished_since;
       self->send(st.completer, done_atom::value, std::move(outcome));
       if (st.stopping) {
         if (st.running.empty())

@@ -90,6 +90,37 @@ CAF_TEST(a notification makes the dispatcher claim at once) {
   sched.run();
 }
 
+CAF_TEST(the claim ahead follows the measured throughput) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 2;
+  cfg.prefetch = 1000;
+  cfg.prefetch_window = 1s;
+  for (int i = 0; i < 50; ++i) {
+    claim_result batch;
+    batch.tasks = {make_task("ok"), make_task("ok")};
+    log->claims.push_back(batch);
+  }
+  auto d = start();
+  sched.run();
+  // Nothing measured yet: claims only fill the handler slots.
+  CAF_REQUIRE_GREATER_OR_EQUAL(log->claim_limits.size(), 51u);
+  CAF_CHECK_EQUAL(log->claim_limits.front(), 2);
+  CAF_CHECK_EQUAL(completed_count(*log), 100u);
+  // 100 attempts in one second: hold what half that rate (the smoothed
+  // estimate) finishes in the 1 s window.
+  sched.advance_time(1s);
+  anon_send(d, ready_atom::value, std::string{});
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_limits.back(), 2 + 50);
+  // A second without work halves the estimate again.
+  sched.advance_time(1s);
+  anon_send(d, ready_atom::value, std::string{});
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_limits.back(), 2 + 25);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
 CAF_TEST(leases of running attempts are renewed once per interval) {
   claim_result batch;
   batch.tasks = {make_task("ok"), make_task("ok")};

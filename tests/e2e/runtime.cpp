@@ -69,6 +69,8 @@ CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
   spawn_or_throw(*conn, xs);
   auto cfg = config(tasks);
   cfg.min_concurrency = 4;
+  cfg.prefetch = 256;
+  cfg.prefetch_window = 0ms; // hold ahead from the first claim
   auto r = start(cfg);
   // All ten are claimed (claim ahead); four run, six wait for a slot.
   wait_for([&] { return count("running") == 10 && started == 4; });

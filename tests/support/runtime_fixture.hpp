@@ -131,6 +131,9 @@ struct fixture : test_coordinator_fixture<> {
     cfg.max_poll_wait = 5s;
     cfg.keep_alive_interval = 10s;
     cfg.shutdown_timeout = 30s;
+    // A fixed claim-ahead (set per test): no throughput estimate.
+    cfg.prefetch = 0;
+    cfg.prefetch_window = 0s;
     db = sys.spawn(fake_db, log);
   }
 

@@ -25,7 +25,8 @@ public:
   std::vector<std::string> channels;
   int min_concurrency = 16;
   int max_concurrency = 32;
-  int prefetch = 256;
+  int prefetch = 2048;
+  caf::timespan prefetch_window = std::chrono::milliseconds{100};
   caf::timespan lease = std::chrono::seconds{30};
   caf::timespan keep_alive_interval = std::chrono::seconds{10};
   caf::timespan max_poll_wait = std::chrono::seconds{5};

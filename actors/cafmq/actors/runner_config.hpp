@@ -51,7 +51,11 @@ struct runner_config {
   /// is ready when handlers finish, and claims come in large batches). Their
   /// leases are renewed like running ones; a graceful stop gives back those
   /// that never started. 0: claim only for free slots.
-  int prefetch = 256;
+  int prefetch = 2048;
+  /// Hold ahead only what this runner finishes in this long, measured as it
+  /// runs (at most `prefetch`): fast handlers get large batches, slow ones
+  /// leave the queue to other runners. 0: always hold `prefetch`.
+  std::chrono::milliseconds prefetch_window{100};
   /// Lease of each attempt; renewed every keep_alive_interval while it runs.
   std::chrono::milliseconds lease = std::chrono::seconds{30};
   std::chrono::milliseconds keep_alive_interval = std::chrono::seconds{10};
