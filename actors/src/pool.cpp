@@ -9,6 +9,7 @@
 #include "cafmq/actors/messages.hpp"
 #include "cafmq/actors/worker.hpp"
 #include "cafmq/error.hpp"
+#include "executor.hpp"
 
 namespace cafmq::actors {
 
@@ -27,10 +28,20 @@ struct attempt_info {
   caf::error pending;
   // Runs on a scheduled worker (a non-blocking handler).
   bool is_inline = false;
+  // Queued in or running on the executor (a handler that may block).
+  bool pooled = false;
 };
 
 struct pool_state {
-  // Workers with threads of their own, for handlers that may block.
+  // Threads for handlers that may block; with them, attempts of such
+  // handlers queue there (as many run as it has threads) rather than in
+  // `waiting`. Without them (deterministic tests), scheduled workers in
+  // `idle` run those handlers too.
+  std::shared_ptr<executor> exec;
+  // Attempts in `active` that are on the executor.
+  int pooled = 0;
+  caf::actor db;
+  // Workers for handlers that may block, when there is no executor.
   std::vector<caf::actor> idle;
   // Workers on the scheduler, for handlers declared non-blocking.
   std::vector<caf::actor> idle_inline;
@@ -57,11 +68,15 @@ using pool_actor = caf::stateful_actor<pool_state>;
 
 void start(pool_actor* self, claimed_task task, caf::actor channel);
 
+// Slots of max_concurrency in use outside the executor.
+int slots_used(const pool_state& st) {
+  return static_cast<int>(st.active.size()) - st.pooled;
+}
+
 // Starts waiting attempts while slots are free.
 void start_waiting(pool_actor* self) {
   auto& st = self->state;
-  while (!st.waiting.empty()
-         && static_cast<int>(st.active.size()) < st.cfg.max_concurrency) {
+  while (!st.waiting.empty() && slots_used(st) < st.cfg.max_concurrency) {
     auto next = std::move(st.waiting.front());
     st.waiting.pop_front();
     start(self, std::move(next.first), std::move(next.second));
@@ -77,6 +92,8 @@ void report(pool_actor* self, task_outcome outcome) {
     return;
   auto info = std::move(i->second);
   st.active.erase(i);
+  if (info.pooled)
+    --st.pooled;
   st.early_cancels.erase(outcome.ref);
   self->send(info.channel, done_atom::value, outcome.ref);
   self->send(st.dispatcher, done_atom::value, std::move(outcome));
@@ -85,36 +102,31 @@ void report(pool_actor* self, task_outcome outcome) {
 
 // Ends an attempt that never started: a stop gives it back, a cancel ends
 // it without running the handler, a lost lease leaves nothing to write.
+// The failure filter of a task: its own, or the runner's.
+failure_filter filter_of(const pool_state& st, const std::string& name) {
+  if (auto i = st.actor_tasks.find(name); i != st.actor_tasks.end())
+    if (i->second->is_failure)
+      return i->second->is_failure;
+  if (auto def = st.cfg.tasks ? st.cfg.tasks->find(name) : nullptr)
+    if (def->is_failure)
+      return def->is_failure;
+  return st.cfg.is_failure;
+}
+
 void end_unstarted(pool_actor* self, const claimed_task& task,
                    const caf::actor& channel, cancel_reason why) {
   auto& st = self->state;
-  task_outcome outcome;
-  outcome.ref = attempt_ref{task.id, task.attempt};
-  st.early_cancels.erase(outcome.ref);
-  if (why == cancel_reason::shutdown) {
-    outcome.kind = task_outcome::released;
-  } else if (why == cancel_reason::lost) {
-    outcome.kind = task_outcome::recorded;
-  } else {
-    cancellation token;
-    token.cancel(why);
-    auto filter = st.cfg.is_failure;
-    if (auto i = st.actor_tasks.find(task.name); i != st.actor_tasks.end())
-      if (i->second->is_failure)
-        filter = i->second->is_failure;
-    if (auto def = st.cfg.tasks ? st.cfg.tasks->find(task.name) : nullptr)
-      if (def->is_failure)
-        filter = def->is_failure;
-    outcome = judge(
-      outcome, make_error(errc::handler_failed, "the attempt never started"),
-      false, token, filter);
-  }
+  attempt_ref ref{task.id, task.attempt};
+  st.early_cancels.erase(ref);
+  auto outcome = unstarted_outcome(ref, why, filter_of(st, task.name));
   self->send(channel, done_atom::value, outcome.ref);
   self->send(st.dispatcher, done_atom::value, std::move(outcome));
 }
 
-// Arms the attempt's timeout or deadline, whichever comes first.
-void arm_limits(pool_actor* self, const claimed_task& task) {
+// Time left until the attempt's timeout or deadline, whichever comes
+// first, for an attempt starting at `now`, and which of the two it is.
+std::optional<std::pair<std::chrono::microseconds, cancel_reason>>
+limit_of(const claimed_task& task, std::chrono::steady_clock::time_point now) {
   std::optional<std::chrono::microseconds> left;
   auto why = cancel_reason::timeout;
   if (task.timeout)
@@ -124,17 +136,22 @@ void arm_limits(pool_actor* self, const claimed_task& task) {
     auto deadline_in = *task.deadline_in;
     if (task.received != std::chrono::steady_clock::time_point{})
       deadline_in -= std::chrono::duration_cast<std::chrono::microseconds>(
-        self->clock().now() - task.received);
+        now - task.received);
     if (!left || deadline_in < *left) {
       left = deadline_in;
       why = cancel_reason::deadline;
     }
   }
   if (!left)
-    return;
-  auto delay = std::max(std::chrono::microseconds{0}, *left);
-  self->delayed_send(self, delay, deadline_atom::value, task.id, task.attempt,
-                     why);
+    return std::nullopt;
+  return std::make_pair(std::max(std::chrono::microseconds{0}, *left), why);
+}
+
+// Arms the attempt's timeout or deadline, whichever comes first.
+void arm_limits(pool_actor* self, const claimed_task& task) {
+  if (auto limit = limit_of(task, self->clock().now()))
+    self->delayed_send(self, limit->first, deadline_atom::value, task.id,
+                       task.attempt, limit->second);
 }
 
 void fire(pool_actor* self, attempt_info& info, cancel_reason why) {
@@ -192,6 +209,40 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
       });
 }
 
+// Queues an attempt of a handler that may block on the executor. It starts
+// when a thread is free: then it arms its own timeout and deadline, or ends
+// without running if it was cancelled while it waited.
+void post(pool_actor* self, claimed_task task, caf::actor channel) {
+  auto& st = self->state;
+  attempt_ref ref{task.id, task.attempt};
+  auto token = std::make_shared<cancellation>();
+  attempt_info info;
+  info.channel = std::move(channel);
+  info.attempt = task.attempt;
+  info.token = token;
+  auto filter = filter_of(st, task.name);
+  info.filter = filter;
+  info.pooled = true;
+  st.active[ref] = std::move(info);
+  ++st.pooled;
+  auto pool = caf::actor_cast<caf::actor>(self);
+  auto& sys = self->system();
+  auto run = [task = std::move(task), token, pool, &sys, tasks = st.cfg.tasks,
+              filter, db = st.db, ref] {
+    task_outcome outcome;
+    if (token->cancelled()) {
+      outcome = unstarted_outcome(ref, token->reason(), filter);
+    } else {
+      if (auto limit = limit_of(task, std::chrono::steady_clock::now()))
+        caf::delayed_anon_send(pool, limit->first, deadline_atom::value,
+                               task.id, task.attempt, limit->second);
+      outcome = run_attempt(*tasks, filter, sys, db, task, token);
+    }
+    caf::anon_send(pool, done_atom::value, std::move(outcome));
+  };
+  st.exec->post({ref, std::move(run)});
+}
+
 void start(pool_actor* self, claimed_task task, caf::actor channel) {
   auto& st = self->state;
   if (st.stopping) {
@@ -204,7 +255,13 @@ void start(pool_actor* self, claimed_task task, caf::actor channel) {
     end_unstarted(self, task, channel, i->second);
     return;
   }
-  if (static_cast<int>(st.active.size()) >= st.cfg.max_concurrency) {
+  auto def = st.cfg.tasks ? st.cfg.tasks->find(task.name) : nullptr;
+  if (st.exec && def != nullptr && def->blocking
+      && st.actor_tasks.count(task.name) == 0) {
+    post(self, std::move(task), std::move(channel));
+    return;
+  }
+  if (slots_used(st) >= st.cfg.max_concurrency) {
     st.waiting.emplace_back(std::move(task), std::move(channel));
     return;
   }
@@ -215,7 +272,6 @@ void start(pool_actor* self, claimed_task task, caf::actor channel) {
   }
   // Free slot and a function handler: a worker of each kind is idle (one
   // per slot).
-  auto def = st.cfg.tasks ? st.cfg.tasks->find(task.name) : nullptr;
   auto is_inline = def != nullptr && !def->blocking;
   auto& idle = is_inline ? st.idle_inline : st.idle;
   auto worker = idle.back();
@@ -235,22 +291,29 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
   st.dispatcher = std::move(dispatcher);
   for (auto& def : st.cfg.actor_tasks)
     st.actor_tasks.emplace(def.name, &def);
+  st.db = db;
   auto me = caf::actor_cast<caf::actor>(self);
-  std::vector<caf::actor> workers;
+  if (st.cfg.detached_workers)
+    st.exec = std::make_shared<executor>(
+      self->system(), static_cast<std::size_t>(st.cfg.max_concurrency));
   for (int i = 0; i < st.cfg.max_concurrency; ++i) {
-    st.idle.push_back(spawn_worker(self->system(), st.cfg.detached_workers,
-                                   st.cfg.tasks, st.cfg.is_failure, db, me));
-    st.idle_inline.push_back(spawn_worker(self->system(), false, st.cfg.tasks,
-                                          st.cfg.is_failure, db, me));
+    if (!st.exec)
+      st.idle.push_back(
+        spawn_worker(self->system(), st.cfg.tasks, st.cfg.is_failure, db, me));
+    st.idle_inline.push_back(
+      spawn_worker(self->system(), st.cfg.tasks, st.cfg.is_failure, db, me));
   }
-  workers = st.idle;
+  auto workers = st.idle;
   workers.insert(workers.end(), st.idle_inline.begin(), st.idle_inline.end());
-  self->attach_functor([workers, handlers = st.handlers](const caf::error&) {
-    for (auto& w : workers)
-      caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-    for (auto& h : *handlers)
-      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
-  });
+  self->attach_functor(
+    [workers, handlers = st.handlers, exec = st.exec](const caf::error&) {
+      if (exec)
+        exec->close();
+      for (auto& w : workers)
+        caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+      for (auto& h : *handlers)
+        caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    });
   self->set_down_handler([=](caf::down_msg& msg) {
     // A handler actor ended; if it had not replied, its attempt failed.
     auto& st = self->state;
@@ -282,6 +345,11 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
       auto& st = self->state;
       auto i = st.active.find(ref);
       if (i != st.active.end()) {
+        // Queued on the executor: it ends now, without running.
+        if (i->second.pooled && st.exec->take(ref)) {
+          report(self, unstarted_outcome(ref, why, i->second.filter));
+          return;
+        }
         fire(self, i->second, why);
         return;
       }
@@ -309,13 +377,16 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
     },
     [=](done_atom, task_outcome& outcome) {
       auto& st = self->state;
-      // The sender is the worker that is free now.
+      // From a worker actor: it is free now. (Executor jobs send
+      // anonymously; their thread took the next job already.)
       auto worker = caf::actor_cast<caf::actor>(self->current_sender());
       auto i = st.active.find(outcome.ref);
-      if (i != st.active.end() && i->second.is_inline)
-        st.idle_inline.push_back(std::move(worker));
-      else
-        st.idle.push_back(std::move(worker));
+      if (worker && (i == st.active.end() || !i->second.pooled)) {
+        if (i != st.active.end() && i->second.is_inline)
+          st.idle_inline.push_back(std::move(worker));
+        else
+          st.idle.push_back(std::move(worker));
+      }
       report(self, std::move(outcome));
     },
     [=](stop_atom) {
@@ -325,6 +396,9 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
       st.waiting.clear();
       for (auto& entry : waiting)
         end_unstarted(self, entry.first, entry.second, cancel_reason::shutdown);
+      if (st.exec)
+        for (auto& ref : st.exec->take_all())
+          report(self, unstarted_outcome(ref, cancel_reason::shutdown, {}));
     },
   };
 }

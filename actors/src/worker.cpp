@@ -63,7 +63,9 @@ private:
   caf::actor db_;
 };
 
-task_outcome run_handler(const registry& tasks, const failure_filter& filter,
+} // namespace
+
+task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
                          caf::actor_system& sys, const caf::actor& db,
                          const claimed_task& data,
                          const std::shared_ptr<cancellation>& token) {
@@ -90,6 +92,8 @@ task_outcome run_handler(const registry& tasks, const failure_filter& filter,
                def->is_failure ? def->is_failure : filter);
 }
 
+namespace {
+
 struct worker_state {
   static inline const char* name = "cafmq.worker";
 };
@@ -102,7 +106,7 @@ caf::behavior worker(worker_actor* self, std::shared_ptr<const registry> tasks,
     [=](run_atom, const claimed_task& data,
         const std::shared_ptr<cancellation>& token) {
       auto outcome
-        = run_handler(*tasks, filter, self->system(), db, data, token);
+        = run_attempt(*tasks, filter, self->system(), db, data, token);
       self->send(pool, done_atom::value, std::move(outcome));
     },
   };
@@ -150,12 +154,27 @@ task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
   return result;
 }
 
-caf::actor spawn_worker(caf::actor_system& sys, bool detached,
+task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
+                               const failure_filter& filter) {
+  task_outcome outcome;
+  outcome.ref = ref;
+  if (why == cancel_reason::shutdown) {
+    outcome.kind = task_outcome::released;
+  } else if (why == cancel_reason::lost) {
+    outcome.kind = task_outcome::recorded;
+  } else {
+    cancellation token;
+    token.cancel(why);
+    outcome = judge(
+      outcome, make_error(errc::handler_failed, "the attempt never started"),
+      false, token, filter);
+  }
+  return outcome;
+}
+
+caf::actor spawn_worker(caf::actor_system& sys,
                         std::shared_ptr<const registry> tasks,
                         failure_filter filter, caf::actor db, caf::actor pool) {
-  if (detached)
-    return sys.spawn<caf::detached>(worker, std::move(tasks), std::move(filter),
-                                    std::move(db), std::move(pool));
   return sys.spawn(worker, std::move(tasks), std::move(filter), std::move(db),
                    std::move(pool));
 }

@@ -15,6 +15,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// A handler that blocks its thread until `release` is set.
+task_handler blocks_until(std::atomic<bool>& release) {
+  return [&release](current_task&) {
+    while (!release)
+      std::this_thread::sleep_for(1ms);
+    return caf::error{};
+  };
+}
+
 struct fixture : db_fixture {
   // Counts tasks in `state`.
   int count(const std::string& state) {
@@ -93,13 +102,7 @@ CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
 CAF_TEST(a blocking handler does not stall the runtime) {
   std::atomic<bool> release{false};
   auto tasks = std::make_shared<registry>();
-  tasks->add({"block",
-              [&](current_task&) {
-                while (!release)
-                  std::this_thread::sleep_for(1ms);
-                return caf::error{};
-              },
-              {}});
+  tasks->add({"block", blocks_until(release), {}});
   tasks->add({"quick", [](current_task&) { return caf::error{}; }, {}});
   auto r = start(config(tasks));
   spawn_or_throw(*conn, {spawn_builder{"block"}});
@@ -188,6 +191,37 @@ CAF_TEST(cancelling a running task stops its handler and ends it cancelled) {
                                           << " us");
   auto st = status(*conn, id);
   CAF_CHECK_EQUAL(st->attempt, 1); // not retried
+}
+
+CAF_TEST(a cancelled task that waits for a thread ends without running) {
+  std::atomic<bool> release{false};
+  std::atomic<int> quick_runs{0};
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"block", blocks_until(release), {}});
+  tasks->add({"quick",
+              [&](current_task&) {
+                ++quick_runs;
+                return caf::error{};
+              },
+              {}});
+  auto cfg = config(tasks);
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 1; // one thread
+  cfg.prefetch = 10;
+  cfg.prefetch_window = 0ms;
+  auto r = start(cfg);
+  spawn_builder{"block"}.spawn(*conn);
+  wait_for([&] { return count("running") == 1; });
+  auto id = spawn_builder{"quick"}.spawn(*conn)->id;
+  // Claimed ahead: it waits in the runner for the only thread.
+  wait_for([&] { return count("running") == 2; });
+  auto result = cancel(*conn, id);
+  CAF_REQUIRE(result);
+  CAF_CHECK_EQUAL(to_string(*result), "requested");
+  wait_for([&] { return state_of(*conn, id) == "cancelled"; });
+  release = true;
+  wait_for([&] { return count("completed") == 1; });
+  CAF_CHECK_EQUAL(quick_runs.load(), 0);
 }
 
 CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {

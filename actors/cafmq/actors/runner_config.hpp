@@ -43,8 +43,9 @@ struct runner_config {
   std::vector<std::string> channels;
   /// Claim when fewer than this many tasks run...
   int min_concurrency = 16;
-  /// ...and then up to this many in total. At most this many handlers run
-  /// at once.
+  /// ...and then up to this many in total. At most this many handlers that
+  /// may block run at once (one thread each), and at most this many
+  /// non-blocking or actor handlers.
   int max_concurrency = 32;
   /// Claim ahead: hold up to this many claimed attempts beyond
   /// max_concurrency, queued here until a handler slot is free (so a batch
@@ -65,8 +66,9 @@ struct runner_config {
   std::chrono::milliseconds shutdown_timeout = std::chrono::seconds{30};
   /// Apply migrations at start.
   bool migrate = true;
-  /// Run function handlers on their own threads (detached workers). Tests
-  /// switch this off to run everything on the deterministic scheduler.
+  /// Run handlers that may block on threads of their own (the pool's
+  /// executor). Tests switch this off to run everything on the
+  /// deterministic scheduler.
   bool detached_workers = true;
   /// The task definitions this runner claims and runs.
   std::shared_ptr<const registry> tasks;

@@ -5,8 +5,10 @@
 // and reports a task_outcome to its pool.
 // Exceptions and errors from the handler become failures with their message; a
 // payload the handler cannot decode is not retried; a handler that returns
-// without error is completed (if it did not complete itself). Workers are
-// spawned detached, so a blocking handler never stalls the scheduler. Messages:
+// without error is completed (if it did not complete itself). Worker actors
+// run on the scheduler: for handlers declared non-blocking, and for every
+// handler in deterministic tests; handlers that may block run on the pool's
+// executor threads (run_attempt). Messages:
 //   (run_atom, claimed_task, shared_ptr<cancellation>)
 //                              run it; then send (done_atom, task_outcome)
 //                              to the pool
@@ -20,9 +22,9 @@
 
 namespace cafmq::actors {
 
-/// Spawns a worker; detached (own thread) when `detached` is true. `filter`
-/// is the runner's failure filter (tasks may override it).
-caf::actor spawn_worker(caf::actor_system& sys, bool detached,
+/// Spawns a worker on the scheduler. `filter` is the runner's failure
+/// filter (tasks may override it).
+caf::actor spawn_worker(caf::actor_system& sys,
                         std::shared_ptr<const registry> tasks,
                         failure_filter filter, caf::actor db, caf::actor pool);
 
@@ -32,5 +34,17 @@ caf::actor spawn_worker(caf::actor_system& sys, bool detached,
 /// failed whatever it returned; `filter` decides what is retryable.
 task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
                    const cancellation& token, const failure_filter& filter);
+
+/// Runs one attempt's handler on the calling thread and judges its outcome.
+task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
+                         caf::actor_system& sys, const caf::actor& db,
+                         const claimed_task& data,
+                         const std::shared_ptr<cancellation>& token);
+
+/// The outcome of an attempt that never started: a stop gives it back, a
+/// lost lease leaves nothing to write, a cancel (or a limit) ends it like a
+/// failed run, judged by `filter`.
+task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
+                               const failure_filter& filter);
 
 } // namespace cafmq::actors
