@@ -13,6 +13,9 @@
 //   (run_atom, claimed_task)   from the dispatcher: queue and run it
 //   (done_atom, attempt_ref)   from the pool: an attempt ended
 //   (retire_atom)              timer: ask the dispatcher to retire
+//   (stop_atom)                the runner stops: start nothing more, give
+//                              queued attempts back (released) to the
+//                              dispatcher
 
 #include <chrono>
 #include <string>

@@ -4,7 +4,9 @@
 // never shared across threads) and runs the queue's statements on it. It is
 // spawned detached because every call blocks. Messages:
 //   (claim_atom, claim_request)              -> claim_result
-//   (record_atom, write_batch)               -> true   (one transaction)
+//   (record_atom, write_batch)               -> true   (one transaction:
+//                                               completions, failures and
+//                                               released attempts)
 //   (renew_atom, vector<attempt_ref>, ms)    -> vector<lease_state>
 //   (checkpt_atom, attempt_ref, checkpoint)  -> true, or stale_attempt
 //   (prune_atom, retention ms, limit)        -> pruned, or -1 (other node)

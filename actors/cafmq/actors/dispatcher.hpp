@@ -3,10 +3,12 @@
 // The dispatcher is the runtime's supervisor and poller. It owns the worker
 // pool, the completer, the listener and one channel actor per active
 // (channel_name, channel_args), to which it routes every claimed attempt; the
-// channel actors hand them to the pool. It keeps between min and max
-// attempts in flight: when fewer than min run, it claims max - running in
-// one batch (one claim in flight at a time; a wake-up during a claim makes
-// it claim again right after). It wakes on (ready_atom) from the listener,
+// channel actors hand them to the pool. It holds claimed attempts ahead of
+// the handler slots: up to max_concurrency + prefetch, where prefetch is
+// what the runner finishes in prefetch_window at its measured rate (at most
+// cfg.prefetch); when it holds fewer than min_concurrency + prefetch / 2,
+// it claims the difference in one batch (one claim in flight at a time; a
+// wake-up during a claim makes it claim again right after). It wakes on (ready_atom) from the listener,
 // on (rescan_atom), and at the nearest scheduled time the database reported
 // (capped by max_poll_wait), and renews the leases of all its running
 // attempts in one statement per keep-alive interval.
@@ -18,6 +20,7 @@
 //                              report cancels, for missed notifications)
 //   (done_atom, task_outcome)  from a worker: the attempt ended
 //   (stop_atom)                -> true after a graceful stop: stop claiming,
+//                              give back attempts that have not started,
 //                              let running handlers finish (shutdown_timeout),
 //                              flush outcomes, stop the children, quit
 //   (retire_atom, std::string) from an idle channel: -> true if it may quit
