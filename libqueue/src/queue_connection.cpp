@@ -24,6 +24,19 @@ struct queue_connection::impl {
     });
   }
 
+  // Runs `f`, one statement, on its own: the statement is its own
+  // transaction, without the round trips of BEGIN and COMMIT.
+  template <class F>
+  auto run_one(F f)
+    -> caf::expected<decltype(f(std::declval<pqxx::transaction_base&>()))> {
+    using result_type
+      = caf::expected<decltype(f(std::declval<pqxx::transaction_base&>()))>;
+    return guarded([&]() -> result_type {
+      pqxx::nontransaction tx{conn};
+      return f(tx);
+    });
+  }
+
   pqxx::connection conn;
 };
 
@@ -46,8 +59,9 @@ queue_connection::open(const std::string& url) {
 }
 
 caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
-  auto result = impl_->run(
-    [&](pqxx::work& tx) { return detail::claim(tx, req, cursor_); });
+  auto result = impl_->run_one([&](pqxx::transaction_base& tx) {
+    return detail::claim(tx, req, cursor_);
+  });
   if (result)
     cursor_ = result->cursor;
   return result;
@@ -55,23 +69,26 @@ caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
 
 caf::expected<std::vector<uuid>>
 queue_connection::complete(const std::vector<attempt_ref>& xs) {
-  return impl_->run([&](pqxx::work& tx) { return detail::complete(tx, xs); });
+  return impl_->run_one(
+    [&](pqxx::transaction_base& tx) { return detail::complete(tx, xs); });
 }
 
 caf::expected<std::vector<fail_result>>
 queue_connection::fail(const std::vector<attempt_failure>& xs) {
-  return impl_->run([&](pqxx::work& tx) { return detail::fail(tx, xs); });
+  return impl_->run_one(
+    [&](pqxx::transaction_base& tx) { return detail::fail(tx, xs); });
 }
 
 caf::expected<std::vector<uuid>>
 queue_connection::release(const std::vector<attempt_ref>& xs) {
-  return impl_->run([&](pqxx::work& tx) { return detail::release(tx, xs); });
+  return impl_->run_one(
+    [&](pqxx::transaction_base& tx) { return detail::release(tx, xs); });
 }
 
 caf::error queue_connection::record(const std::vector<attempt_ref>& completed,
                                     const std::vector<attempt_failure>& failed,
                                     const std::vector<attempt_ref>& released) {
-  auto result = impl_->run([&](pqxx::work& tx) {
+  auto write = [&](pqxx::transaction_base& tx) {
     if (!completed.empty())
       detail::complete(tx, completed);
     if (!failed.empty())
@@ -79,15 +96,19 @@ caf::error queue_connection::record(const std::vector<attempt_ref>& completed,
     if (!released.empty())
       detail::release(tx, released);
     return true;
-  });
+  };
+  // One kind of outcome is one statement; more need a transaction.
+  auto kinds = !completed.empty() + !failed.empty() + !released.empty();
+  auto result = kinds <= 1 ? impl_->run_one(write) : impl_->run(write);
   return result ? caf::error{} : std::move(result.error());
 }
 
 caf::expected<std::vector<lease_state>>
 queue_connection::keep_alive(const std::vector<attempt_ref>& xs,
                              std::chrono::microseconds lease) {
-  return impl_->run(
-    [&](pqxx::work& tx) { return detail::keep_alive(tx, xs, lease); });
+  return impl_->run_one([&](pqxx::transaction_base& tx) {
+    return detail::keep_alive(tx, xs, lease);
+  });
 }
 
 caf::error queue_connection::complete(const attempt_ref& x) {

@@ -7,7 +7,6 @@
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
 #include "sql_util.hpp"
-#include "transaction.hpp"
 
 namespace cafmq {
 
@@ -296,8 +295,11 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
 
 caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs) {
-  return detail::in_transaction(
-    conn, [&](pqxx::transaction_base& tx) { return spawn_many(tx, xs); });
+  // One statement, so its own transaction: no BEGIN and COMMIT round trips.
+  return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
+    pqxx::nontransaction tx{conn};
+    return spawn_many(tx, xs);
+  });
 }
 
 } // namespace cafmq
