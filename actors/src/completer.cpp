@@ -23,8 +23,13 @@ void write(completer_actor* self, const caf::actor& db,
            const caf::actor& dispatcher);
 
 void written(completer_actor* self, const caf::actor& db,
-             const caf::actor& dispatcher, bool had_failures) {
-  if (had_failures)
+             const caf::actor& dispatcher, const write_batch& batch) {
+  std::vector<attempt_ref> refs = batch.completed;
+  for (auto& x : batch.failed)
+    refs.push_back(x.ref);
+  refs.insert(refs.end(), batch.released.begin(), batch.released.end());
+  self->send(dispatcher, written_atom::value, std::move(refs));
+  if (!batch.failed.empty())
     self->send(dispatcher, rescan_atom::value);
   self->state.writing = false;
   self->state.retry_delay = std::chrono::milliseconds{0};
@@ -43,7 +48,7 @@ void write(completer_actor* self, const caf::actor& db,
   self->state.pending = write_batch{};
   self->state.writing = true;
   self->request(db, caf::infinite, record_atom::value, batch)
-    .then([=](bool) { written(self, db, dispatcher, !batch.failed.empty()); },
+    .then([=](bool) { written(self, db, dispatcher, batch); },
           [=](caf::error& err) mutable {
             // Put the batch back in front and try again after a backoff.
             auto& st = self->state;

@@ -39,6 +39,10 @@ struct dispatcher_state {
   // Attempts handed to channels and not finished, with their channel key.
   // Keyed by attempt: after a lost lease we may claim our own task again.
   std::unordered_map<attempt_ref, std::string> running;
+  // Attempts whose handler ended and whose outcome the completer has not
+  // written yet: their leases are still renewed, so that a slow write cannot
+  // let another runner run them again.
+  std::unordered_set<attempt_ref> writing;
   claim_request request;
   bool claiming = false;
   bool claim_again = false;
@@ -194,12 +198,13 @@ void maybe_claim(dispatcher_actor* self) {
 
 void renew_leases(dispatcher_actor* self) {
   auto& st = self->state;
-  if (st.running.empty())
+  if (st.running.empty() && st.writing.empty())
     return;
   std::vector<attempt_ref> refs;
-  refs.reserve(st.running.size());
+  refs.reserve(st.running.size() + st.writing.size());
   for (auto& kvp : st.running)
     refs.push_back(kvp.first);
+  refs.insert(refs.end(), st.writing.begin(), st.writing.end());
   self
     ->request(st.write_db, caf::infinite, renew_atom::value, refs, st.cfg.lease)
     .then(
@@ -333,6 +338,8 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
         ++st.stats.completed;
       if (outcome.kind != task_outcome::released)
         ++st.finished_since;
+      if (outcome.kind != task_outcome::recorded)
+        st.writing.insert(outcome.ref);
       self->send(st.completer, done_atom::value, std::move(outcome));
       if (st.stopping) {
         if (st.running.empty())
@@ -340,6 +347,10 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
         return;
       }
       maybe_claim(self);
+    },
+    [=](written_atom, const std::vector<attempt_ref>& refs) {
+      for (auto& ref : refs)
+        self->state.writing.erase(ref);
     },
     [=](stop_atom) -> caf::result<bool> {
       auto& st = self->state;

@@ -121,6 +121,32 @@ CAF_TEST(the claim ahead follows the measured throughput) {
   sched.run();
 }
 
+CAF_TEST(an outcome waiting to be written keeps its lease) {
+  claim_result batch;
+  auto task = make_task("ok");
+  batch.tasks = {task};
+  log->claims.push_back(batch);
+  log->fail_records = true;
+  auto d = start();
+  sched.run();
+  // The handler returned; writing its completion fails (and is retried).
+  CAF_CHECK(log->records.empty());
+  sched.advance_time(10s);
+  sched.run();
+  CAF_REQUIRE_EQUAL(log->renewals.size(), 1u);
+  CAF_CHECK(log->renewals[0] == std::vector<attempt_ref>{{task.id, 1}});
+  // Once written, the attempt leaves the renewals.
+  log->fail_records = false;
+  sched.advance_time(5s);
+  sched.run();
+  CAF_CHECK_EQUAL(completed_count(*log), 1u);
+  sched.advance_time(10s);
+  sched.run();
+  CAF_CHECK_EQUAL(log->renewals.size(), 1u);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
 CAF_TEST(leases of running attempts are renewed once per interval) {
   claim_result batch;
   batch.tasks = {make_task("ok"), make_task("ok")};

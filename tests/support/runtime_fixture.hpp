@@ -28,6 +28,7 @@ struct fake_db_log {
   std::vector<int> claim_limits; // the limit of each claim
 
   std::vector<write_batch> records;
+  bool fail_records = false; // records fail as if the database were down
   std::vector<std::vector<attempt_ref>> renewals;
   std::set<uuid> cancel_requested; // reported by renewals
   int prunes = 0;
@@ -51,7 +52,9 @@ inline behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
       log->claims.pop_front();
       return result;
     },
-    [=](record_atom, const write_batch& batch) {
+    [=](record_atom, const write_batch& batch) -> result<bool> {
+      if (log->fail_records)
+        return make_error(errc::database_unavailable, "down");
       log->records.push_back(batch);
       return true;
     },

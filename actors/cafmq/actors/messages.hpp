@@ -38,6 +38,9 @@ using run_atom = caf::atom_constant<caf::atom("run")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
 /// dispatcher → completer: wait until every outcome is written.
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+/// completer → dispatcher: (written_atom, std::vector<attempt_ref>) these
+/// outcomes are in the database now.
+using written_atom = caf::atom_constant<caf::atom("written")>;
 /// anyone → dispatcher: graceful stop; replies when done. dispatcher →
 /// channels and pool: give back every attempt that has not started.
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
