@@ -100,8 +100,6 @@ void report(pool_actor* self, task_outcome outcome) {
   start_waiting(self);
 }
 
-// Ends an attempt that never started: a stop gives it back, a cancel ends
-// it without running the handler, a lost lease leaves nothing to write.
 // The failure filter of a task: its own, or the runner's.
 failure_filter filter_of(const pool_state& st, const std::string& name) {
   if (auto i = st.actor_tasks.find(name); i != st.actor_tasks.end())
@@ -113,6 +111,8 @@ failure_filter filter_of(const pool_state& st, const std::string& name) {
   return st.cfg.is_failure;
 }
 
+// Ends an attempt that never started: a stop gives it back, a cancel ends
+// it without running the handler, a lost lease leaves nothing to write.
 void end_unstarted(pool_actor* self, const claimed_task& task,
                    const caf::actor& channel, cancel_reason why) {
   auto& st = self->state;
@@ -175,7 +175,7 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
   auto handler = def.spawn(self->system());
   self->state.handlers->insert(handler);
   self->monitor(handler);
-  auto filter = def.is_failure ? def.is_failure : self->state.cfg.is_failure;
+  auto filter = filter_of(self->state, def.name);
   self->state.active[attempt_ref{task.id, task.attempt}]
     = attempt_info{channel,
                    handler,

@@ -8,11 +8,11 @@
 // what the runner finishes in prefetch_window at its measured rate (at most
 // cfg.prefetch); when it holds fewer than min_concurrency + prefetch / 2,
 // it claims the difference in one batch (one claim in flight at a time; a
-// wake-up during a claim makes it claim again right after). It wakes on (ready_atom) from the listener,
-// on (rescan_atom), and at the nearest scheduled time the database reported
-// (capped by max_poll_wait), and renews the leases of all its running
-// attempts in one statement per keep-alive interval.
-// Messages:
+// wake-up during a claim makes it claim again right after). It wakes on
+// (ready_atom) from the listener, on (rescan_atom), and at the nearest
+// scheduled time the database reported (capped by max_poll_wait), and renews
+// the leases of all its running attempts in one statement per keep-alive
+// interval. Messages:
 //   (ready_atom, std::string)  a channel has new work
 //   (rescan_atom)              claim now (after a reconnect)
 //   (cancel_atom, std::string) a cancel was requested for this task id; fire
