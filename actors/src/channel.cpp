@@ -31,27 +31,35 @@ bool may_start(const channel_state& st, const claimed_task& next) {
   return !(next.ordered && st.ordered_in_flight);
 }
 
+// Hands the pool what may start now, in one message.
 void pump(channel_actor* self, const caf::actor& pool) {
   auto& st = self->state;
+  std::vector<claimed_task> batch;
   while (!st.stopping && !st.queue.empty() && may_start(st, st.queue.front())) {
     auto task = std::move(st.queue.front());
     st.queue.pop_front();
     st.in_flight.emplace(attempt_ref{task.id, task.attempt}, task.ordered);
     st.ordered_in_flight |= task.ordered;
-    self->send(pool, run_atom::value, std::move(task));
+    batch.push_back(std::move(task));
   }
+  if (!batch.empty())
+    self->send(pool, run_atom::value, std::move(batch));
 }
 
 // Gives every queued attempt back: the runner stops before they start.
 void give_back(channel_actor* self, const caf::actor& dispatcher) {
   auto& st = self->state;
+  if (st.queue.empty())
+    return;
+  std::vector<task_outcome> outcomes;
   for (auto& task : st.queue) {
     task_outcome outcome;
     outcome.ref = attempt_ref{task.id, task.attempt};
     outcome.kind = task_outcome::released;
-    self->send(dispatcher, done_atom::value, std::move(outcome));
+    outcomes.push_back(std::move(outcome));
   }
   st.queue.clear();
+  self->send(dispatcher, done_atom::value, std::move(outcomes));
 }
 
 caf::behavior channel(channel_actor* self, std::string key, int limit,
@@ -64,8 +72,9 @@ caf::behavior channel(channel_actor* self, std::string key, int limit,
                        ++self->state.idle_generation);
   };
   return {
-    [=](run_atom, claimed_task& task) {
-      self->state.queue.push_back(std::move(task));
+    [=](run_atom, std::vector<claimed_task>& tasks) {
+      for (auto& task : tasks)
+        self->state.queue.push_back(std::move(task));
       pump(self, pool);
       if (self->state.stopping)
         give_back(self, dispatcher);
@@ -74,14 +83,16 @@ caf::behavior channel(channel_actor* self, std::string key, int limit,
       self->state.stopping = true;
       give_back(self, dispatcher);
     },
-    [=](done_atom, const attempt_ref& ref) {
+    [=](done_atom, const std::vector<attempt_ref>& refs) {
       auto& st = self->state;
-      auto i = st.in_flight.find(ref);
-      if (i == st.in_flight.end())
-        return;
-      if (i->second)
-        st.ordered_in_flight = false;
-      st.in_flight.erase(i);
+      for (auto& ref : refs) {
+        auto i = st.in_flight.find(ref);
+        if (i == st.in_flight.end())
+          continue;
+        if (i->second)
+          st.ordered_in_flight = false;
+        st.in_flight.erase(i);
+      }
       pump(self, pool);
       if (st.in_flight.empty() && st.queue.empty())
         arm_idle_timer();

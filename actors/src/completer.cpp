@@ -74,14 +74,16 @@ void write(completer_actor* self, const caf::actor& db,
 caf::behavior completer(completer_actor* self, caf::actor db,
                         caf::actor dispatcher) {
   return {
-    [=](done_atom, const task_outcome& x) {
+    [=](done_atom, const std::vector<task_outcome>& xs) {
       auto& st = self->state;
-      if (x.kind == task_outcome::completed)
-        st.pending.completed.push_back(x.ref);
-      else if (x.kind == task_outcome::failed)
-        st.pending.failed.push_back({x.ref, x.error, x.retryable});
-      else if (x.kind == task_outcome::released)
-        st.pending.released.push_back(x.ref);
+      for (auto& x : xs) {
+        if (x.kind == task_outcome::completed)
+          st.pending.completed.push_back(x.ref);
+        else if (x.kind == task_outcome::failed)
+          st.pending.failed.push_back({x.ref, x.error, x.retryable});
+        else if (x.kind == task_outcome::released)
+          st.pending.released.push_back(x.ref);
+      }
       if (!st.writing && st.retry_delay.count() == 0 && !st.pending.empty())
         write(self, db, dispatcher);
     },

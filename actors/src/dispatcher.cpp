@@ -55,6 +55,10 @@ struct dispatcher_state {
   std::optional<caf::actor_clock::time_point> rate_since;
   long long finished_since = 0;
   double rate = 0;
+  // Claim-ahead while starting or after a burst: grows each time a full
+  // claim finds the runner starved (quadrupled: a few claims reach the cap),
+  // dropped after a claim that was not full.
+  int ramp = 0;
   std::vector<caf::response_promise> stop_promises;
   runner_stats stats;
   static inline const char* name = "cafmq.dispatcher";
@@ -94,18 +98,32 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
   ++st.stats.claims;
   if (st.stopping) {
     // Too late to start them: give them back at once.
+    std::vector<task_outcome> outcomes;
     for (auto& task : result.tasks) {
       task_outcome outcome;
       outcome.ref = attempt_ref{task.id, task.attempt};
       outcome.kind = task_outcome::released;
       ++st.stats.released;
-      self->send(st.completer, done_atom::value, std::move(outcome));
+      outcomes.push_back(std::move(outcome));
     }
+    if (!outcomes.empty())
+      self->send(st.completer, done_atom::value, std::move(outcomes));
     if (st.running.empty())
       finish(self);
     return;
   }
+  // Starved: everything held ran before this claim came back, so the next
+  // claims may take more (see prefetch_now).
+  auto full = static_cast<int>(result.tasks.size()) == limit;
+  if (full && static_cast<int>(st.running.size()) < st.cfg.min_concurrency)
+    st.ramp = std::min(std::max(0, st.cfg.prefetch),
+                       std::max(st.cfg.max_concurrency, st.ramp * 4));
+  else if (!full)
+    st.ramp = 0;
+  // One message per channel: its attempts in claim order.
   auto now = self->clock().now();
+  std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
+  std::unordered_map<channel_entry*, size_t> batch_of;
   for (auto& task : result.tasks) {
     task.received = now;
     auto key = task.channel_name + '\x1f' + task.channel_args;
@@ -116,10 +134,15 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
                         st.cfg.channel_idle_timeout, st.pool,
                         caf::actor_cast<caf::actor>(self));
     ++entry.outstanding;
-    st.running.emplace(attempt_ref{task.id, task.attempt}, key);
+    st.running.emplace(attempt_ref{task.id, task.attempt}, std::move(key));
     ++st.stats.claimed;
-    self->send(entry.handle, run_atom::value, std::move(task));
+    auto [i, added] = batch_of.emplace(&entry, batches.size());
+    if (added)
+      batches.emplace_back(&entry, std::vector<claimed_task>{});
+    batches[i->second].second.push_back(std::move(task));
   }
+  for (auto& batch : batches)
+    self->send(batch.first->handle, run_atom::value, std::move(batch.second));
   std::chrono::microseconds cap = st.cfg.max_poll_wait;
   auto wait = result.wait ? std::min(*result.wait, cap) : cap;
   // An empty claim never re-arms at once, whatever the database said.
@@ -155,7 +178,8 @@ int prefetch_now(dispatcher_actor* self) {
     }
   }
   auto window = std::chrono::duration<double>(st.cfg.prefetch_window).count();
-  return static_cast<int>(std::min<double>(cap, st.rate * window));
+  auto by_rate = static_cast<int>(std::min<double>(cap, st.rate * window));
+  return std::min(cap, std::max(by_rate, st.ramp));
 }
 
 void maybe_claim(dispatcher_actor* self) {
@@ -168,12 +192,15 @@ void maybe_claim(dispatcher_actor* self) {
   }
   st.claim_again = false;
   // Attempts held: running, or claimed ahead and waiting for a slot. Claim
-  // when the buffer is half empty, so that claims come in large batches.
+  // when a quarter of the buffer is free (or fewer than min_concurrency
+  // run), so that claims come in large batches and the next one is under
+  // way before the held attempts run out.
   auto held = static_cast<int>(st.running.size());
   auto prefetch = prefetch_now(self);
-  if (held >= st.cfg.min_concurrency + prefetch / 2)
-    return;
   auto limit = st.cfg.max_concurrency + prefetch - held;
+  if (held >= st.cfg.min_concurrency
+      && limit < std::max(st.cfg.min_concurrency, prefetch / 4))
+    return;
   st.claiming = true;
   st.request.limit = limit;
   self->request(st.claim_db, caf::infinite, claim_atom::value, st.request)
@@ -321,26 +348,33 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
       self->delayed_send(self, self->state.cfg.keep_alive_interval,
                          tick_atom::value);
     },
-    [=](done_atom, task_outcome& outcome) {
+    [=](done_atom, std::vector<task_outcome>& outcomes) {
       auto& st = self->state;
-      auto i = st.running.find(outcome.ref);
-      if (i == st.running.end())
+      std::vector<task_outcome> to_write;
+      to_write.reserve(outcomes.size());
+      for (auto& outcome : outcomes) {
+        auto i = st.running.find(outcome.ref);
+        if (i == st.running.end())
+          continue;
+        auto channel = st.channels->find(i->second);
+        if (channel != st.channels->end())
+          --channel->second.outstanding;
+        st.running.erase(i);
+        if (outcome.kind == task_outcome::failed)
+          ++st.stats.failed;
+        else if (outcome.kind == task_outcome::released)
+          ++st.stats.released;
+        else
+          ++st.stats.completed;
+        if (outcome.kind != task_outcome::released)
+          ++st.finished_since;
+        if (outcome.kind != task_outcome::recorded)
+          st.writing.insert(outcome.ref);
+        to_write.push_back(std::move(outcome));
+      }
+      if (to_write.empty())
         return;
-      auto channel = st.channels->find(i->second);
-      if (channel != st.channels->end())
-        --channel->second.outstanding;
-      st.running.erase(i);
-      if (outcome.kind == task_outcome::failed)
-        ++st.stats.failed;
-      else if (outcome.kind == task_outcome::released)
-        ++st.stats.released;
-      else
-        ++st.stats.completed;
-      if (outcome.kind != task_outcome::released)
-        ++st.finished_since;
-      if (outcome.kind != task_outcome::recorded)
-        st.writing.insert(outcome.ref);
-      self->send(st.completer, done_atom::value, std::move(outcome));
+      self->send(st.completer, done_atom::value, std::move(to_write));
       if (st.stopping) {
         if (st.running.empty())
           finish(self);

@@ -1,5 +1,6 @@
 #include "executor.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -9,35 +10,121 @@
 
 namespace cafmq::actors {
 
+using clock_type = std::chrono::steady_clock;
+
 struct executor::shared {
   std::mutex mtx;
+  // Threads without work wait here for a wake-up ticket.
   std::condition_variable cv;
+  // The monitor waits here while no job waits.
+  std::condition_variable monitor_cv;
   std::deque<job> jobs;
   bool closed = false;
+  // Start of the job each thread runs; time_point{} while it has none.
+  std::vector<clock_type::time_point> started;
+  std::size_t sleeping = 0;
+  // Wake-ups granted to sleeping threads that have not taken them yet.
+  std::size_t tickets = 0;
+  std::size_t productive;
+  clock_type::duration blocked_after;
+
+  // Wakes sleeping threads for waiting jobs: up to `productive` threads
+  // that are awake and not blocked, and (from the monitor) at least as many
+  // as are blocked. Call with the lock held.
+  void wake(bool from_monitor) {
+    if (jobs.empty() || sleeping <= tickets)
+      return;
+    auto now = clock_type::now();
+    std::size_t running = 0;
+    std::size_t blocked = 0;
+    for (auto& t : started)
+      if (t != clock_type::time_point{}) {
+        ++running;
+        if (now - t >= blocked_after)
+          ++blocked;
+      }
+    auto awake = started.size() - sleeping + tickets;
+    auto useful = awake - blocked;
+    if (useful >= productive)
+      return;
+    auto wanted = productive - useful;
+    if (from_monitor)
+      wanted = std::max(wanted, blocked);
+    // Awake threads between jobs take some of the waiting ones.
+    auto idle_awake = awake - running;
+    auto waiting = jobs.size() > idle_awake ? jobs.size() - idle_awake : 0;
+    auto n = std::min({wanted, waiting, sleeping - tickets});
+    tickets += n;
+    for (std::size_t i = 0; i < n; ++i)
+      cv.notify_one();
+  }
 };
 
-executor::executor(caf::actor_system& sys, std::size_t threads)
+executor::executor(caf::actor_system& sys, std::size_t threads,
+                   std::size_t productive,
+                   std::chrono::microseconds blocked_after)
   : st_(std::make_shared<shared>()) {
+  if (productive == 0)
+    productive = std::max(2u, std::thread::hardware_concurrency());
+  st_->productive = productive;
+  st_->blocked_after = blocked_after;
+  st_->started.resize(threads);
+  // Threads start asleep (counted before they run): a burst posted while
+  // they start wakes only the ones it needs.
+  st_->sleeping = threads;
   for (std::size_t i = 0; i < threads; ++i) {
     sys.inc_detached_threads();
-    std::thread{[st = st_, &sys] {
+    std::thread{[st = st_, &sys, i] {
       sys.thread_started();
-      for (;;) {
-        job next;
-        {
-          std::unique_lock<std::mutex> guard{st->mtx};
-          st->cv.wait(guard, [&] { return st->closed || !st->jobs.empty(); });
-          if (st->closed)
-            break;
-          next = std::move(st->jobs.front());
+      std::unique_lock<std::mutex> guard{st->mtx};
+      auto sleep = [&] {
+        st->cv.wait(guard, [&] { return st->closed || st->tickets > 0; });
+        --st->sleeping;
+        if (st->tickets > 0)
+          --st->tickets;
+      };
+      sleep();
+      while (!st->closed) {
+        if (!st->jobs.empty()) {
+          auto next = std::move(st->jobs.front());
           st->jobs.pop_front();
+          st->started[i] = clock_type::now();
+          st->wake(false);
+          guard.unlock();
+          next.run();
+          next.run = nullptr; // its captures go outside the lock
+          guard.lock();
+          st->started[i] = clock_type::time_point{};
+          continue;
         }
-        next.run();
+        // Only an empty queue puts a thread to sleep.
+        ++st->sleeping;
+        sleep();
       }
+      guard.unlock();
       sys.thread_terminates();
       sys.dec_detached_threads();
     }}.detach();
   }
+  // The monitor: while jobs wait, every `blocked_after` it wakes threads for
+  // those whose handlers block.
+  sys.inc_detached_threads();
+  std::thread{[st = st_, &sys] {
+    sys.thread_started();
+    std::unique_lock<std::mutex> guard{st->mtx};
+    while (!st->closed) {
+      if (st->jobs.empty()) {
+        st->monitor_cv.wait(guard);
+        continue;
+      }
+      st->monitor_cv.wait_for(guard, st->blocked_after);
+      if (!st->closed)
+        st->wake(true);
+    }
+    guard.unlock();
+    sys.thread_terminates();
+    sys.dec_detached_threads();
+  }}.detach();
 }
 
 executor::~executor() {
@@ -50,12 +137,19 @@ void executor::close() {
   st_->closed = true;
   dropped.swap(st_->jobs);
   st_->cv.notify_all();
+  st_->monitor_cv.notify_all();
 }
 
-void executor::post(job x) {
+void executor::post(std::vector<job> xs) {
+  if (xs.empty())
+    return;
   std::lock_guard<std::mutex> guard{st_->mtx};
-  st_->jobs.push_back(std::move(x));
-  st_->cv.notify_one();
+  auto was_empty = st_->jobs.empty();
+  for (auto& x : xs)
+    st_->jobs.push_back(std::move(x));
+  st_->wake(false);
+  if (was_empty)
+    st_->monitor_cv.notify_one();
 }
 
 bool executor::take(const attempt_ref& ref) {

@@ -5,7 +5,16 @@
 // pool, so a busy runner hands work over without waking threads (a CAF
 // detached actor sleeps after every message). The actor system waits for
 // these threads at shutdown, as it does for detached actors.
+//
+// Not every thread is woken for a burst of jobs: as many run as there are
+// cores ("productive" threads), and a thread whose job has run for longer
+// than `blocked_after` no longer counts. A monitor thread checks every
+// `blocked_after` while jobs wait and wakes at least as many threads as are
+// blocked, so handlers that wait (I/O, sleeps) still get every thread within
+// a few milliseconds, and short handlers run back to back on a few threads
+// without a futex storm over the queue.
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -24,13 +33,19 @@ public:
     std::function<void()> run;
   };
 
-  executor(caf::actor_system& sys, std::size_t threads);
+  /// Runs jobs on `threads` threads; `productive` of them are kept busy
+  /// before more are woken (0: the number of cores, at least 2).
+  executor(caf::actor_system& sys, std::size_t threads,
+           std::size_t productive = 0,
+           std::chrono::microseconds blocked_after
+           = std::chrono::milliseconds{1});
 
   /// Closes the queue: threads finish their current job and end; jobs that
   /// have not started are dropped.
   ~executor();
 
-  void post(job x);
+  /// Queues jobs in order.
+  void post(std::vector<job> xs);
 
   /// Ends the threads after their current job; drops jobs not started.
   void close();

@@ -1,6 +1,7 @@
 #include "cafmq/actors/pool.hpp"
 
 #include <deque>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -32,6 +33,25 @@ struct attempt_info {
   bool pooled = false;
 };
 
+struct outcome_box {
+  std::mutex mtx;
+  std::vector<task_outcome> items;
+
+  // Adds an outcome; true if the box was empty (then the pool needs telling).
+  bool put(task_outcome x) {
+    std::lock_guard<std::mutex> guard{mtx};
+    items.push_back(std::move(x));
+    return items.size() == 1;
+  }
+
+  std::vector<task_outcome> take() {
+    std::vector<task_outcome> result;
+    std::lock_guard<std::mutex> guard{mtx};
+    result.swap(items);
+    return result;
+  }
+};
+
 struct pool_state {
   // Threads for handlers that may block; with them, attempts of such
   // handlers queue there (as many run as it has threads) rather than in
@@ -57,6 +77,16 @@ struct pool_state {
   caf::actor dispatcher;
   // The runner stops: attempts that have not started are given back.
   bool stopping = false;
+  // Outcomes of executor jobs, collected by the pool: a job that finds the
+  // box empty sends (collect_atom), so that a burst of outcomes costs one
+  // message.
+  std::shared_ptr<outcome_box> outbox = std::make_shared<outcome_box>();
+  // What this message produced, sent when it is handled (see flush): one
+  // message per channel and one to the dispatcher, and one post of new
+  // jobs to the executor.
+  std::unordered_map<caf::actor, std::vector<attempt_ref>> to_channels;
+  std::vector<task_outcome> to_dispatcher;
+  std::vector<executor::job> to_executor;
   // Handler actors still running; shared with the exit hook, which ends
   // them so that an abandoned one cannot keep the actor system alive.
   std::shared_ptr<std::unordered_set<caf::actor>> handlers
@@ -95,9 +125,25 @@ void report(pool_actor* self, task_outcome outcome) {
   if (info.pooled)
     --st.pooled;
   st.early_cancels.erase(outcome.ref);
-  self->send(info.channel, done_atom::value, outcome.ref);
-  self->send(st.dispatcher, done_atom::value, std::move(outcome));
+  st.to_channels[info.channel].push_back(outcome.ref);
+  st.to_dispatcher.push_back(std::move(outcome));
   start_waiting(self);
+}
+
+// Sends what the current message produced.
+void flush(pool_actor* self) {
+  auto& st = self->state;
+  if (!st.to_executor.empty()) {
+    st.exec->post(std::move(st.to_executor));
+    st.to_executor.clear();
+  }
+  for (auto& kvp : st.to_channels)
+    self->send(kvp.first, done_atom::value, std::move(kvp.second));
+  st.to_channels.clear();
+  if (!st.to_dispatcher.empty()) {
+    self->send(st.dispatcher, done_atom::value, std::move(st.to_dispatcher));
+    st.to_dispatcher.clear();
+  }
 }
 
 // The failure filter of a task: its own, or the runner's.
@@ -119,8 +165,8 @@ void end_unstarted(pool_actor* self, const claimed_task& task,
   attempt_ref ref{task.id, task.attempt};
   st.early_cancels.erase(ref);
   auto outcome = unstarted_outcome(ref, why, filter_of(st, task.name));
-  self->send(channel, done_atom::value, outcome.ref);
-  self->send(st.dispatcher, done_atom::value, std::move(outcome));
+  st.to_channels[channel].push_back(outcome.ref);
+  st.to_dispatcher.push_back(std::move(outcome));
 }
 
 // Time left until the attempt's timeout or deadline, whichever comes
@@ -190,6 +236,7 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
     .then(
       [=](bool) {
         report(self, judged(self, ref, caf::none));
+        flush(self);
         self->demonitor(handler);
         self->send_exit(handler, caf::exit_reason::user_shutdown);
         self->state.handlers->erase(handler);
@@ -203,6 +250,7 @@ void run_actor_handler(pool_actor* self, const actor_task_definition& def,
             i->second.pending = std::move(err);
         } else {
           report(self, judged(self, ref, err));
+          flush(self);
         }
         self->send_exit(handler, caf::exit_reason::user_shutdown);
         self->state.handlers->erase(handler);
@@ -228,7 +276,7 @@ void post(pool_actor* self, claimed_task task, caf::actor channel) {
   auto pool = caf::actor_cast<caf::actor>(self);
   auto& sys = self->system();
   auto run = [task = std::move(task), token, pool, &sys, tasks = st.cfg.tasks,
-              filter, db = st.db, ref] {
+              filter, db = st.db, ref, box = st.outbox] {
     task_outcome outcome;
     if (token->cancelled()) {
       outcome = unstarted_outcome(ref, token->reason(), filter);
@@ -238,9 +286,10 @@ void post(pool_actor* self, claimed_task task, caf::actor channel) {
                                task.id, task.attempt, limit->second);
       outcome = run_attempt(*tasks, filter, sys, db, task, token);
     }
-    caf::anon_send(pool, done_atom::value, std::move(outcome));
+    if (box->put(std::move(outcome)))
+      caf::anon_send(pool, collect_atom::value);
   };
-  st.exec->post({ref, std::move(run)});
+  st.to_executor.push_back({ref, std::move(run)});
 }
 
 void start(pool_actor* self, claimed_task task, caf::actor channel) {
@@ -335,6 +384,7 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
                        + (reason ? render(reason)
                                  : std::string{"it exited without replying"}));
       report(self, judged(self, kvp.first, failure));
+      flush(self);
       return;
     }
   });
@@ -348,6 +398,7 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
         // Queued on the executor: it ends now, without running.
         if (i->second.pooled && st.exec->take(ref)) {
           report(self, unstarted_outcome(ref, why, i->second.filter));
+          flush(self);
           return;
         }
         fire(self, i->second, why);
@@ -359,6 +410,7 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
           auto entry = std::move(*w);
           st.waiting.erase(w);
           end_unstarted(self, entry.first, entry.second, why);
+          flush(self);
           return;
         }
       }
@@ -371,14 +423,20 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
       if (i != self->state.active.end())
         fire(self, i->second, why);
     },
-    [=](run_atom, claimed_task& task) {
+    [=](run_atom, std::vector<claimed_task>& tasks) {
       auto channel = caf::actor_cast<caf::actor>(self->current_sender());
-      start(self, std::move(task), std::move(channel));
+      for (auto& task : tasks)
+        start(self, std::move(task), channel);
+      flush(self);
+    },
+    [=](collect_atom) {
+      for (auto& outcome : self->state.outbox->take())
+        report(self, std::move(outcome));
+      flush(self);
     },
     [=](done_atom, task_outcome& outcome) {
       auto& st = self->state;
-      // From a worker actor: it is free now. (Executor jobs send
-      // anonymously; their thread took the next job already.)
+      // From a worker actor: it is free now.
       auto worker = caf::actor_cast<caf::actor>(self->current_sender());
       auto i = st.active.find(outcome.ref);
       if (worker && (i == st.active.end() || !i->second.pooled)) {
@@ -388,6 +446,7 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
           st.idle.push_back(std::move(worker));
       }
       report(self, std::move(outcome));
+      flush(self);
     },
     [=](stop_atom) {
       auto& st = self->state;
@@ -399,6 +458,7 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
       if (st.exec)
         for (auto& ref : st.exec->take_all())
           report(self, unstarted_outcome(ref, cancel_reason::shutdown, {}));
+      flush(self);
     },
   };
 }

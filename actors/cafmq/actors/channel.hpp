@@ -10,8 +10,9 @@
 // dispatcher agrees only if it sent nothing the channel has not finished, so
 // no attempt is ever sent to a channel that is gone.
 // Messages:
-//   (run_atom, claimed_task)   from the dispatcher: queue and run it
-//   (done_atom, attempt_ref)   from the pool: an attempt ended
+//   (run_atom, std::vector<claimed_task>)  from the dispatcher: queue and
+//                              run them (one message per claim)
+//   (done_atom, std::vector<attempt_ref>)  from the pool: attempts ended
 //   (retire_atom)              timer: ask the dispatcher to retire
 //   (stop_atom)                the runner stops: start nothing more, give
 //                              queued attempts back (released) to the

@@ -8,7 +8,7 @@
 // (rescan_atom) to `dispatcher`, whose next claim then learns when the
 // retries are due.
 // Messages:
-//   (done_atom, task_outcome)   queue an outcome
+//   (done_atom, std::vector<task_outcome>)  queue outcomes
 //   (flush_atom)                -> true once everything queued is written
 
 #include <caf/fwd.hpp>

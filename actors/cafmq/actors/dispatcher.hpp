@@ -6,9 +6,13 @@
 // channel actors hand them to the pool. It holds claimed attempts ahead of
 // the handler slots: up to max_concurrency + prefetch, where prefetch is
 // what the runner finishes in prefetch_window at its measured rate (at most
-// cfg.prefetch); when it holds fewer than min_concurrency + prefetch / 2,
-// it claims the difference in one batch (one claim in flight at a time; a
-// wake-up during a claim makes it claim again right after). It wakes on
+// cfg.prefetch, and more while a full claim finds the runner starved:
+// start-up and bursts ramp up in a few claims). When a quarter of that
+// buffer is free, or fewer than min_concurrency attempts are held, it claims
+// the difference in one batch, so the next claim is under way before the
+// held attempts run out (one claim in flight at a time; a wake-up during a
+// claim makes it claim again right after). It sends each channel actor the
+// attempts of one claim in one message. It wakes on
 // (ready_atom) from the listener, on (rescan_atom), and at the nearest
 // scheduled time the database reported (capped by max_poll_wait), and renews
 // the leases of all its running attempts in one statement per keep-alive
@@ -18,7 +22,8 @@
 //   (cancel_atom, std::string) a cancel was requested for this task id; fire
 //                              the token if it runs here (renewals also
 //                              report cancels, for missed notifications)
-//   (done_atom, task_outcome)  from a worker: the attempt ended
+//   (done_atom, std::vector<task_outcome>)  from the pool (or a stopping
+//                              channel): attempts ended
 //   (stop_atom)                -> true after a graceful stop: stop claiming,
 //                              give back attempts that have not started,
 //                              let running handlers finish (shutdown_timeout),

@@ -32,10 +32,14 @@ using rescan_atom = caf::atom_constant<caf::atom("rescan")>;
 using poll_atom = caf::atom_constant<caf::atom("poll")>;
 /// timer: time to renew leases.
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
-/// dispatcher → worker: run one claimed attempt.
+/// dispatcher → channel → pool: run claimed attempts (a vector each hop);
+/// pool → worker or handler actor: run one claimed attempt.
 using run_atom = caf::atom_constant<caf::atom("run")>;
-/// worker → dispatcher: an attempt ended (task_outcome).
+/// Attempts ended: worker → pool (task_outcome), pool → channel (a vector of
+/// attempt_ref), pool → dispatcher → completer (a vector of task_outcome).
 using done_atom = caf::atom_constant<caf::atom("done")>;
+/// executor job → pool: outcomes wait in the shared box.
+using collect_atom = caf::atom_constant<caf::atom("collect")>;
 /// dispatcher → completer: wait until every outcome is written.
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// completer → dispatcher: (written_atom, std::vector<attempt_ref>) these
@@ -103,5 +107,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<cafmq::cancellation>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::attempt_ref>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::lease_state>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::actors::task_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::claimed_task>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<cafmq::actors::task_outcome>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::actors::write_batch)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(cafmq::actors::runner_stats)

@@ -15,12 +15,15 @@
 // timers here that fire it, as do cancels from the dispatcher; a handler
 // actor also gets (cancel_atom, cancel_reason).
 // Messages:
-//   (run_atom, claimed_task)            from a channel actor: run it
+//   (run_atom, std::vector<claimed_task>)  from a channel actor: run them
 //   (done_atom, task_outcome)           from a worker
+//   (collect_atom)                      executor jobs ended: take their
+//                                       outcomes from the shared box
 //   (cancel_atom, attempt_ref, cancel_reason)  fire the attempt's token
 //   (stop_atom)                         give back what has not started
-// Sends (done_atom, task_outcome) to the dispatcher and (done_atom,
-// attempt_ref) to the channel actor that sent the attempt.
+// Sends (done_atom, std::vector<task_outcome>) to the dispatcher and
+// (done_atom, std::vector<attempt_ref>) to the channel actors that sent the
+// attempts: one message each per message handled.
 
 #include <caf/fwd.hpp>
 
