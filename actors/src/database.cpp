@@ -41,9 +41,11 @@ caf::expected<bool> to_reply(caf::error err) {
 
 } // namespace
 
-caf::behavior database(caf::event_based_actor* self, std::string url) {
+caf::behavior database(caf::event_based_actor* self, std::string url,
+                       std::shared_ptr<queue_connection> conn) {
   auto st = std::make_shared<database_state>();
   st->url = std::move(url);
+  st->conn = std::move(conn);
   self->set_default_handler(caf::print_and_drop);
   return {
     [st](claim_atom, const claim_request& req) {

@@ -1,7 +1,6 @@
 #include "cafmq/actors/runner.hpp"
 
 #include <caf/all.hpp>
-#include <pqxx/pqxx>
 #include <unistd.h>
 
 #include "cafmq/actors/database.hpp"
@@ -9,6 +8,7 @@
 #include "cafmq/actors/messages.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
+#include "cafmq/queue_connection.hpp"
 
 namespace cafmq::actors {
 
@@ -67,16 +67,20 @@ caf::expected<caf::actor> spawn_runner(caf::actor_system& sys,
                                        runner_config cfg) {
   if (auto err = check(cfg))
     return err;
+  // The start-up connection checks the schema and then claims: the first
+  // claim does not wait for a connection of its own.
+  auto conn = queue_connection::open(cfg.database_url);
+  if (!conn)
+    return std::move(conn.error());
   if (cfg.migrate) {
-    auto migrated = guarded([&]() -> caf::expected<int> {
-      pqxx::connection conn{cfg.database_url};
-      return migrate(conn);
-    });
+    auto migrated = migrate((*conn)->connection());
     if (!migrated)
       return std::move(migrated.error());
   }
-  auto claim_db = sys.spawn<caf::detached>(database, cfg.database_url);
-  auto write_db = sys.spawn<caf::detached>(database, cfg.database_url);
+  auto claim_db
+    = sys.spawn<caf::detached>(database, cfg.database_url, std::move(*conn));
+  auto write_db = sys.spawn<caf::detached>(database, cfg.database_url,
+                                           std::shared_ptr<queue_connection>{});
   return spawn_dispatcher(sys, std::move(cfg), claim_db, write_db, true);
 }
 

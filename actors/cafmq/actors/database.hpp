@@ -14,12 +14,21 @@
 // A lost connection fails the current request with database_unavailable and
 // is reopened on the next one.
 
+#include <memory>
 #include <string>
 
 #include <caf/fwd.hpp>
 
+namespace cafmq {
+class queue_connection;
+} // namespace cafmq
+
 namespace cafmq::actors {
 
-caf::behavior database(caf::event_based_actor* self, std::string url);
+/// `conn`, if given, is an open connection to `url` that the actor takes
+/// over (the runner's start-up connection); otherwise it connects on first
+/// use.
+caf::behavior database(caf::event_based_actor* self, std::string url,
+                       std::shared_ptr<queue_connection> conn);
 
 } // namespace cafmq::actors
