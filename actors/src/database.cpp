@@ -48,6 +48,13 @@ caf::behavior database(caf::event_based_actor* self, std::string url,
   st->conn = std::move(conn);
   self->set_default_handler(caf::print_and_drop);
   return {
+    [st](open_atom) {
+      // Connects and completes nothing: the first real write then finds
+      // the connection open and the tables and plans loaded.
+      st->with_connection([](queue_connection& c) {
+        return c.complete(std::vector<attempt_ref>{});
+      });
+    },
     [st](claim_atom, const claim_request& req) {
       return st->with_connection(
         [&](queue_connection& c) { return c.claim(req); });

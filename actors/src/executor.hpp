@@ -38,7 +38,7 @@ public:
   executor(caf::actor_system& sys, std::size_t threads,
            std::size_t productive = 0,
            std::chrono::microseconds blocked_after
-           = std::chrono::milliseconds{1});
+           = std::chrono::microseconds{250});
 
   /// Closes the queue: threads finish their current job and end; jobs that
   /// have not started are dropped.

@@ -1,6 +1,8 @@
 #define CAF_SUITE dispatcher
 #include <caf/test/dsl.hpp>
 
+#include <algorithm>
+
 #include "support/runtime_fixture.hpp"
 
 using namespace caf;
@@ -117,6 +119,53 @@ CAF_TEST(the claim ahead follows the measured throughput) {
   anon_send(d, ready_atom::value, std::string{});
   sched.run();
   CAF_CHECK_EQUAL(log->claim_limits.back(), 2 + 25);
+  anon_send_exit(d, exit_reason::user_shutdown);
+  sched.run();
+}
+
+CAF_TEST(a starved runner claims more each time up to the prefetch) {
+  // No time passes, so no throughput is measured: only the ramp grows the
+  // claims. Handlers finish before each claim returns (starved).
+  cfg.min_concurrency = 2;
+  cfg.max_concurrency = 4;
+  cfg.prefetch = 2048;
+  cfg.prefetch_window = 1s;
+  log->backlog = 20000;
+  auto d = start();
+  // The database is the slow part: everything else runs before each of its
+  // messages, so every claim comes back to a runner that ran out of work.
+  auto is_db = [&](resumable* job) {
+    auto ptr = dynamic_cast<abstract_actor*>(job);
+    return ptr != nullptr && ptr->id() == db.id();
+  };
+  while (sched.has_job()) {
+    auto& jobs = sched.jobs;
+    auto other = std::find_if_not(jobs.begin(), jobs.end(), is_db);
+    if (other != jobs.end() && other != jobs.begin())
+      std::iter_swap(jobs.begin(), other);
+    sched.run_once();
+  }
+  CAF_CHECK_EQUAL(log->backlog, 0);
+  auto& limits = log->claim_limits;
+  CAF_REQUIRE_GREATER_OR_EQUAL(limits.size(), 10u);
+  CAF_CHECK_EQUAL(limits.front(), 4);
+  // Each claim is sent while the previous batch is held, so a claim and the
+  // one before it together are what the runner holds: they grow to
+  // max_concurrency + prefetch within a few claims and never beyond.
+  size_t full_at = 0;
+  for (size_t i = 1; i < limits.size(); ++i) {
+    auto held = limits[i - 1] + limits[i];
+    CAF_CHECK_LESS_OR_EQUAL(held, 4 + 2048);
+    if (full_at == 0 && held == 4 + 2048)
+      full_at = i;
+  }
+  CAF_CHECK_GREATER(full_at, 0u);
+  CAF_CHECK_LESS_OR_EQUAL(full_at, 8u);
+  CAF_CHECK_EQUAL(completed_count(*log), 20000u);
+  // An empty claim ends the ramp: the next claim fills the slots only.
+  anon_send(d, ready_atom::value, std::string{});
+  sched.run();
+  CAF_CHECK_EQUAL(limits.back(), 4);
   anon_send_exit(d, exit_reason::user_shutdown);
   sched.run();
 }

@@ -26,6 +26,9 @@ struct fake_db_log {
   std::chrono::microseconds idle_wait = 60s;
   int claim_calls = 0;
   std::vector<int> claim_limits; // the limit of each claim
+  // After `claims` ran out: a backlog of this many "ok" tasks, claimed up to
+  // each claim's limit.
+  int backlog = 0;
 
   std::vector<write_batch> records;
   bool fail_records = false; // records fail as if the database were down
@@ -36,6 +39,16 @@ struct fake_db_log {
   std::int64_t prune_answer = 0;
 };
 
+inline claimed_task make_task(std::string name, std::string json = "null") {
+  claimed_task t;
+  t.id = uuid::random();
+  t.name = std::move(name);
+  t.attempt = 1;
+  t.max_attempts = 5;
+  t.payload_json = std::move(json);
+  return t;
+}
+
 // Stands in for a database actor: the queue rules are tested against
 // PostgreSQL in the db suites; here only the runtime's flow matters.
 inline behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
@@ -43,6 +56,14 @@ inline behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
     [=](claim_atom, const claim_request& req) {
       ++log->claim_calls;
       log->claim_limits.push_back(req.limit);
+      if (log->claims.empty() && log->backlog > 0) {
+        claim_result batch;
+        for (; log->backlog > 0
+               && static_cast<int>(batch.tasks.size()) < req.limit;
+             --log->backlog)
+          batch.tasks.push_back(make_task("ok"));
+        return batch;
+      }
       if (log->claims.empty()) {
         claim_result idle;
         idle.wait = log->idle_wait;
@@ -100,16 +121,6 @@ inline behavior quitting_handler(event_based_actor* self) {
   return {[=](run_atom, const claimed_task&) {
     self->quit(make_error(errc::handler_failed, "gave up"));
   }};
-}
-
-inline claimed_task make_task(std::string name, std::string json = "null") {
-  claimed_task t;
-  t.id = uuid::random();
-  t.name = std::move(name);
-  t.attempt = 1;
-  t.max_attempts = 5;
-  t.payload_json = std::move(json);
-  return t;
 }
 
 struct fixture : test_coordinator_fixture<> {

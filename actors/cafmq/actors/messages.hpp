@@ -16,6 +16,8 @@
 
 namespace cafmq::actors {
 
+/// runner → database: connect now and load what writes need.
+using open_atom = caf::atom_constant<caf::atom("open")>;
 /// dispatcher → database: claim a batch (claim_request) → claim_result.
 using claim_atom = caf::atom_constant<caf::atom("claim")>;
 /// completer → database: record a write_batch → true.
