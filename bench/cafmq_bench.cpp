@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -214,6 +215,8 @@ drain_rates drain(drain_kind kind) {
     std::atomic<int> count{0};
     clock_type::time_point first;
     clock_type::time_point last;
+    std::mutex mtx;
+    std::condition_variable all_started;
   };
   auto starts = std::make_shared<start_clock>();
   auto n = n_tasks;
@@ -221,8 +224,11 @@ drain_rates drain(drain_kind kind) {
     auto i = starts->count.fetch_add(1) + 1;
     if (i == 1)
       starts->first = clock_type::now();
-    if (i == n)
+    if (i == n) {
       starts->last = clock_type::now();
+      std::lock_guard<std::mutex> guard{starts->mtx};
+      starts->all_started.notify_all();
+    }
   };
   if (kind == drain_kind::transactional) {
     tasks->add({"noop",
@@ -257,6 +263,12 @@ drain_rates drain(drain_kind kind) {
   auto t0 = clock_type::now();
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   // Polling the table would cost the database a scan; the runner counts.
+  {
+    // Waiting, not polling the runner: the harness stays out of the way
+    // until the N-th handler started.
+    std::unique_lock<std::mutex> guard{starts->mtx};
+    starts->all_started.wait(guard, [&] { return starts->count >= n; });
+  }
   while (runner->stats().completed < n_tasks)
     std::this_thread::sleep_for(2ms);
   runner->stop(); // writes the last outcomes
