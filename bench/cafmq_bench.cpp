@@ -421,8 +421,21 @@ void bench_latency() {
   if (prefetch >= 0)
     cfg.prefetch = prefetch;
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
-  std::this_thread::sleep_for(500ms);
   pqxx::connection conn{url};
+  // Warm-up as in the peers' method: 20 tasks (negative numbers) first.
+  for (int i = 1; i <= 20; ++i)
+    check(
+      cafmq::spawn_builder{"noop"}.json(nlohmann::json{{"i", -i}}).spawn(conn),
+      "spawn");
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      if (started.size() == 20)
+        break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  std::this_thread::sleep_for(200ms);
   constexpr int samples = 100;
   std::vector<clock_type::time_point> spawned(samples);
   std::vector<clock_type::time_point> returned(samples);
@@ -439,7 +452,7 @@ void bench_latency() {
   for (;;) {
     {
       std::lock_guard<std::mutex> guard{mtx};
-      if (started.size() == samples)
+      if (started.size() == 20 + samples)
         break;
     }
     std::this_thread::sleep_for(5ms);
