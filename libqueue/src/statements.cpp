@@ -56,27 +56,41 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                              cursor.channel_name, cursor.channel_args);
   claim_result result;
   result.tasks.reserve(rows.size());
+  // Column numbers looked up once: by name, libpq compares (and lower-cases
+  // a copy of) the name for every field of every row.
+  auto col = [&](const char* name) {
+    return rows.column_number(name);
+  };
+  const auto id
+    = col("id"),
+    name = col("name"), channel_name = col("channel_name"),
+    channel_args = col("channel_args"), attempt = col("attempt"),
+    max_attempts = col("max_attempts"), ordered = col("ordered"),
+    timeout_us = col("timeout_us"), deadline_in_us = col("deadline_in_us"),
+    payload_json = col("payload_json"), payload_bytes = col("payload_bytes"),
+    cursor_name = col("cursor_name"), cursor_args = col("cursor_args"),
+    wait_us = col("wait_us");
   for (const auto& row : rows) {
-    if (row["id"].is_null()) {
-      result.cursor.channel_name = optional_text(row["cursor_name"]);
-      result.cursor.channel_args = optional_text(row["cursor_args"]);
-      result.wait = to_micros(row["wait_us"]);
+    if (row[id].is_null()) {
+      result.cursor.channel_name = optional_text(row[cursor_name]);
+      result.cursor.channel_args = optional_text(row[cursor_args]);
+      result.wait = to_micros(row[wait_us]);
       if (result.wait && result.wait->count() < 0)
         result.wait = std::chrono::microseconds{0};
       continue;
     }
     claimed_task task;
-    task.id = to_uuid(row["id"]);
-    task.name = row["name"].c_str();
-    task.channel_name = row["channel_name"].c_str();
-    task.channel_args = row["channel_args"].c_str();
-    task.attempt = row["attempt"].as<int>();
-    task.max_attempts = row["max_attempts"].as<int>();
-    task.ordered = row["ordered"].as<bool>();
-    task.timeout = to_micros(row["timeout_us"]);
-    task.deadline_in = to_micros(row["deadline_in_us"]);
-    task.payload_json = optional_text(row["payload_json"]);
-    task.payload_bytes = to_bytes(row["payload_bytes"]);
+    task.id = to_uuid(row[id]);
+    task.name = row[name].c_str();
+    task.channel_name = row[channel_name].c_str();
+    task.channel_args = row[channel_args].c_str();
+    task.attempt = row[attempt].as<int>();
+    task.max_attempts = row[max_attempts].as<int>();
+    task.ordered = row[ordered].as<bool>();
+    task.timeout = to_micros(row[timeout_us]);
+    task.deadline_in = to_micros(row[deadline_in_us]);
+    task.payload_json = optional_text(row[payload_json]);
+    task.payload_bytes = to_bytes(row[payload_bytes]);
     result.tasks.push_back(std::move(task));
   }
   return result;

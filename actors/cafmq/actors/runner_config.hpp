@@ -55,7 +55,9 @@ struct runner_config {
   int prefetch = 2048;
   /// Hold ahead only what this runner finishes in this long, measured as it
   /// runs (at most `prefetch`): fast handlers get large batches, slow ones
-  /// leave the queue to other runners. 0: always hold `prefetch`.
+  /// leave the queue to other runners. While full claims come back to a
+  /// runner that ran out of work (start-up, bursts) it holds 4× more per
+  /// claim, up to `prefetch`. 0: always hold `prefetch`.
   std::chrono::milliseconds prefetch_window{100};
   /// Lease of each attempt; renewed every keep_alive_interval while it runs.
   std::chrono::milliseconds lease = std::chrono::seconds{30};
