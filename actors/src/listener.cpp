@@ -67,7 +67,10 @@ bool connect(listener_actor* self, const std::string& url,
 
 caf::behavior listener(listener_actor* self, std::string url,
                        caf::actor dispatcher) {
-  connect(self, url, dispatcher);
+  // What was spawned before LISTEN took effect sent no notification we
+  // saw: claim once more now that we listen (as after a reconnect).
+  if (connect(self, url, dispatcher))
+    self->send(dispatcher, rescan_atom::value);
   self->send(self, poll_atom::value, 0);
   return {
     [=](poll_atom, int) {

@@ -6,8 +6,10 @@
 // detached: it blocks in await_notification for at most `poll` and re-arms
 // itself with a message, so exit messages are handled between waits. A dead
 // connection (found by an exception or a periodic ping) is rebuilt with
-// backoff, and after every rebuild the dispatcher gets (rescan_atom), because
-// notifications sent while it was down are lost.
+// backoff. After its first connection and after every rebuild the dispatcher
+// gets (rescan_atom): notifications sent before it listened, or while it was
+// down, are lost (a runner that claimed at start before its LISTEN took
+// effect would otherwise miss a task spawned in between).
 
 #include <chrono>
 #include <string>
