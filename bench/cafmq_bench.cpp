@@ -196,6 +196,46 @@ struct drain_rates {
   double written;
 };
 
+// The application's own connections for handlers that complete in their
+// transaction, opened before the clock starts (pgbench's references do not
+// count connecting either); a handler borrows one for its transaction.
+class connection_pool {
+public:
+  connection_pool(const std::string& url, int n) {
+    for (int i = 0; i < n; ++i)
+      idle_.push_back(std::make_unique<pqxx::connection>(url));
+  }
+
+  template <class F>
+  auto with(F f) {
+    std::unique_ptr<pqxx::connection> c;
+    {
+      std::unique_lock<std::mutex> guard{mtx_};
+      returned_.wait(guard, [&] { return !idle_.empty(); });
+      c = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    auto give_back = [&] {
+      std::lock_guard<std::mutex> guard{mtx_};
+      idle_.push_back(std::move(c));
+      returned_.notify_one();
+    };
+    try {
+      auto result = f(*c);
+      give_back();
+      return result;
+    } catch (...) {
+      give_back();
+      throw;
+    }
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable returned_;
+  std::vector<std::unique_ptr<pqxx::connection>> idle_;
+};
+
 drain_rates drain(drain_kind kind) {
   auto url = fresh_database();
   pqxx::connection conn{url};
@@ -230,15 +270,19 @@ drain_rates drain(drain_kind kind) {
       starts->all_started.notify_all();
     }
   };
+  std::shared_ptr<connection_pool> app_connections;
   if (kind == drain_kind::transactional) {
+    app_connections = std::make_shared<connection_pool>(
+      url, max_concurrency > 0 ? max_concurrency
+                               : cafmq::actors::runner_config{}.max_concurrency);
     tasks->add({"noop",
-                [url, count_start](cafmq::current_task& task) -> caf::error {
+                [app_connections,
+                 count_start](cafmq::current_task& task) -> caf::error {
                   count_start();
-                  thread_local std::unique_ptr<pqxx::connection> c;
-                  if (!c)
-                    c = std::make_unique<pqxx::connection>(url);
-                  pqxx::work tx{*c};
-                  return task.complete(tx);
+                  return app_connections->with([&](pqxx::connection& c) {
+                    pqxx::work tx{c};
+                    return task.complete(tx);
+                  });
                 },
                 {}});
   } else {
