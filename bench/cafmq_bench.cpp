@@ -273,18 +273,19 @@ drain_rates drain(drain_kind kind) {
   std::shared_ptr<connection_pool> app_connections;
   if (kind == drain_kind::transactional) {
     app_connections = std::make_shared<connection_pool>(
-      url, max_concurrency > 0 ? max_concurrency
-                               : cafmq::actors::runner_config{}.max_concurrency);
-    tasks->add({"noop",
-                [app_connections,
-                 count_start](cafmq::current_task& task) -> caf::error {
-                  count_start();
-                  return app_connections->with([&](pqxx::connection& c) {
-                    pqxx::work tx{c};
-                    return task.complete(tx);
-                  });
-                },
-                {}});
+      url, max_concurrency > 0
+             ? max_concurrency
+             : cafmq::actors::runner_config{}.max_concurrency);
+    tasks->add(
+      {"noop",
+       [app_connections, count_start](cafmq::current_task& task) -> caf::error {
+         count_start();
+         return app_connections->with([&](pqxx::connection& c) {
+           pqxx::work tx{c};
+           return task.complete(tx);
+         });
+       },
+       {}});
   } else {
     tasks->add({"noop",
                 [count_start](cafmq::current_task&) {
