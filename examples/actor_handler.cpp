@@ -6,31 +6,40 @@
 #include <caf/all.hpp>
 
 #include "cafmq/actors/config.hpp"
-#include "cafmq/actors/messages.hpp"
 #include "cafmq/actors/runner.hpp"
 #include "example_support.hpp"
 
 namespace {
 
-caf::behavior flaky_handler(caf::event_based_actor* self) {
-  return {[=](cafmq::actors::run_atom, const cafmq::claimed_task& task) {
-    if (task.attempt == 1) {
-      aout(self) << "attempt 1: crashing" << std::endl;
-      throw std::runtime_error("flaky handler crashed");
-    }
-    aout(self) << "attempt " << task.attempt << ": done" << std::endl;
-    return true;
-  }};
+using cafmq::actors::handler_actor;
+
+handler_actor::behavior_type flaky_handler(handler_actor::pointer self) {
+  return {
+    [=](cafmq::actors::run_atom, const cafmq::claimed_task& task) {
+      if (task.attempt == 1) {
+        aout(self) << "attempt 1: crashing" << std::endl;
+        throw std::runtime_error("flaky handler crashed");
+      }
+      aout(self) << "attempt " << task.attempt << ": done" << std::endl;
+      return true;
+    },
+    [](cafmq::actors::cancel_atom, cafmq::cancel_reason) {
+      // Nothing to interrupt: each attempt answers at once.
+    },
+  };
 }
 
 void caf_main(caf::actor_system& sys, const cafmq::actors::config& options) {
   cafmq::actors::actor_task_definition flaky;
   flaky.name = "flaky";
-  flaky.spawn = [](caf::actor_system& sys) {
-    return sys.spawn(flaky_handler);
-  };
+  flaky.behavior = flaky_handler;
   flaky.defaults.backoff = std::chrono::milliseconds{100};
-  auto cfg = options.runner(nullptr);
+  auto checked = options.runner(nullptr);
+  if (!checked) {
+    example::fail(checked.error());
+    return;
+  }
+  auto cfg = std::move(*checked);
   cfg.actor_tasks = {flaky};
   auto runner = cafmq::actors::spawn_runner(sys, cfg);
   if (!runner) {
@@ -46,7 +55,9 @@ void caf_main(caf::actor_system& sys, const cafmq::actors::config& options) {
               << st->last_error.value_or("-") << std::endl;
   }
   caf::scoped_actor self{sys};
-  self->request(*runner, caf::infinite, cafmq::actors::stop_atom::value)
+  // Bounded like every request: the stop returns within the shutdown
+  // timeout plus the handler grace period.
+  self->request(*runner, std::chrono::minutes{2}, cafmq::actors::stop_atom::value)
     .receive([](bool) {}, [](caf::error&) {});
 }
 

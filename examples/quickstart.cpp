@@ -57,8 +57,11 @@ int main(int argc, char** argv) {
   if (!tasks)
     return fail(tasks.error());
   // A runner on the database; config/cafmq.ini keeps 10 to 20 tasks in flight.
-  auto cfg
+  auto checked
     = options.runner(std::make_shared<cafmq::registry>(std::move(*tasks)));
+  if (!checked)
+    return fail(checked.error());
+  auto cfg = std::move(*checked);
   const auto& url = cfg.database_url;
   auto runner = cafmq::actors::runner::start(cfg);
   if (!runner)

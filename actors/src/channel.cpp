@@ -5,119 +5,323 @@
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/messages.hpp"
+#include "attempt.hpp"
 
 namespace cafmq::actors {
 
 namespace {
 
+struct attempt {
+  enum phase_t { queued, started, writing };
+  // The claimed attempt; its payloads are dropped once it started.
+  claimed_task task;
+  phase_t phase = queued;
+  // The outcome while it is written: sent again to a restarted completer.
+  task_outcome outcome;
+};
+
 struct channel_state {
+  context_ptr ctx;
   std::string key;
-  std::deque<claimed_task> queue;
-  std::unordered_map<attempt_ref, bool> in_flight; // -> ordered
-  bool ordered_in_flight = false;
-  int limit = 0;
-  int idle_generation = 0;
-  // The runner stops: nothing more starts.
+  dispatcher_actor dispatcher;
+  pool_actor pool;
+  completer_actor completer;
+  std::unordered_map<attempt_ref, attempt> attempts;
+  // Attempts waiting to start, in claim order.
+  std::deque<attempt_ref> queue;
+  int started = 0;
+  bool ordered_started = false;
+  bool paused = false;
   bool stopping = false;
+  std::uint64_t idle_generation = 0;
   static inline const char* name = "cafmq.channel";
 };
 
-using channel_actor = caf::stateful_actor<channel_state>;
+using channel_ptr = channel_actor::stateful_pointer<channel_state>;
 
 bool may_start(const channel_state& st, const claimed_task& next) {
-  if (st.limit > 0 && static_cast<int>(st.in_flight.size()) >= st.limit)
+  auto limit = st.ctx->cfg.channel_concurrency;
+  if (limit > 0 && st.started >= limit)
     return false;
-  return !(next.ordered && st.ordered_in_flight);
+  return !(next.ordered && st.ordered_started);
+}
+
+void arm_idle_timer(channel_ptr self) {
+  auto& st = self->state;
+  if (!st.attempts.empty())
+    return;
+  self->delayed_send(self, st.ctx->cfg.channel_idle_timeout, idle_atom::value,
+                     ++st.idle_generation);
 }
 
 // Hands the pool what may start now, in one message.
-void pump(channel_actor* self, const caf::actor& pool) {
+void pump(channel_ptr self) {
   auto& st = self->state;
+  if (st.stopping || st.paused)
+    return;
   std::vector<claimed_task> batch;
-  while (!st.stopping && !st.queue.empty() && may_start(st, st.queue.front())) {
-    auto task = std::move(st.queue.front());
+  while (!st.queue.empty()) {
+    auto& next = st.attempts.at(st.queue.front());
+    if (!may_start(st, next.task))
+      break;
     st.queue.pop_front();
-    st.in_flight.emplace(attempt_ref{task.id, task.attempt}, task.ordered);
-    st.ordered_in_flight |= task.ordered;
-    batch.push_back(std::move(task));
+    next.phase = attempt::started;
+    ++st.started;
+    st.ordered_started |= next.task.ordered;
+    batch.push_back(next.task);
+    // The pool has its own copy now.
+    next.task.payload_json.reset();
+    next.task.payload_bytes.reset();
   }
   if (!batch.empty())
-    self->send(pool, run_atom::value, std::move(batch));
+    self->send(st.pool, run_atom::value, std::move(batch));
 }
 
-// Gives every queued attempt back: the runner stops before they start.
-void give_back(channel_actor* self, const caf::actor& dispatcher) {
+// Attempts left their handlers (or never started): write what needs
+// writing, free their slots, tell the dispatcher.
+void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
   auto& st = self->state;
-  if (st.queue.empty())
-    return;
-  std::vector<task_outcome> outcomes;
-  for (auto& task : st.queue) {
-    task_outcome outcome;
-    outcome.ref = attempt_ref{task.id, task.attempt};
-    outcome.kind = task_outcome::released;
-    outcomes.push_back(std::move(outcome));
+  finished_counts counts;
+  std::vector<task_outcome> to_write;
+  for (auto& outcome : outcomes) {
+    auto i = st.attempts.find(outcome.ref);
+    if (i == st.attempts.end() || i->second.phase == attempt::writing)
+      continue;
+    auto& x = i->second;
+    if (x.phase == attempt::started) {
+      --st.started;
+      if (x.task.ordered)
+        st.ordered_started = false;
+    }
+    switch (outcome.kind) {
+      case task_outcome::completed:
+        ++counts.completed;
+        break;
+      case task_outcome::failed:
+        ++counts.failed;
+        break;
+      case task_outcome::released:
+        ++counts.released;
+        break;
+      case task_outcome::recorded:
+        ++counts.recorded;
+        break;
+    }
+    if (outcome.kind == task_outcome::recorded) {
+      st.attempts.erase(i);
+      continue;
+    }
+    x.phase = attempt::writing;
+    x.outcome = outcome;
+    to_write.push_back(std::move(outcome));
   }
-  st.queue.clear();
-  self->send(dispatcher, done_atom::value, std::move(outcomes));
+  if (!to_write.empty())
+    self->send(st.completer, record_atom::value, std::move(to_write));
+  if (counts.total() > 0)
+    self->send(st.dispatcher, done_atom::value, st.key, counts);
+  pump(self);
+  arm_idle_timer(self);
 }
 
-caf::behavior channel(channel_actor* self, std::string key, int limit,
-                      std::chrono::milliseconds idle_timeout, caf::actor pool,
-                      caf::actor dispatcher) {
-  self->state.key = std::move(key);
-  self->state.limit = limit;
-  auto arm_idle_timer = [=] {
-    self->delayed_send(self, idle_timeout, retire_atom::value,
-                       ++self->state.idle_generation);
-  };
+// Ends queued attempts without running them.
+void end_queued(channel_ptr self, const std::vector<attempt_ref>& refs,
+                cancel_reason why) {
+  auto& st = self->state;
+  std::vector<task_outcome> outcomes;
+  for (auto& ref : refs) {
+    auto i = st.attempts.find(ref);
+    if (i == st.attempts.end() || i->second.phase != attempt::queued)
+      continue;
+    st.queue.erase(std::find(st.queue.begin(), st.queue.end(), ref));
+    outcomes.push_back(
+      unstarted_outcome(ref, why, st.ctx->filter_of(i->second.task.name)));
+  }
+  if (!outcomes.empty())
+    finish(self, std::move(outcomes));
+}
+
+// Gives back every attempt that has not started.
+void give_back(channel_ptr self) {
+  std::vector<attempt_ref> refs{self->state.queue.begin(),
+                                self->state.queue.end()};
+  end_queued(self, refs, cancel_reason::shutdown);
+}
+
+// One route for cancels, deadlines, timeouts and lost leases: a queued
+// attempt ends now, a started one is cancelled through the pool.
+void stop_attempt(channel_ptr self, const attempt_ref& ref,
+                  cancel_reason why) {
+  auto& st = self->state;
+  auto i = st.attempts.find(ref);
+  if (i == st.attempts.end())
+    return;
+  if (i->second.phase == attempt::queued)
+    end_queued(self, {ref}, why);
+  else if (i->second.phase == attempt::started)
+    self->send(st.pool, cancel_atom::value, ref, why);
+}
+
+// Queues claimed attempts and arms their deadlines, which count from the
+// claim.
+void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
+  auto& st = self->state;
+  auto now = std::chrono::steady_clock::now();
+  for (auto& task : tasks) {
+    attempt_ref ref{task.id, task.attempt};
+    if (task.received == std::chrono::steady_clock::time_point{})
+      task.received = now;
+    if (task.deadline_in)
+      self->delayed_send(self,
+                         std::max(std::chrono::microseconds{0},
+                                  *task.deadline_in),
+                         deadline_atom::value, ref, cancel_reason::deadline);
+    auto [i, added] = st.attempts.emplace(ref, attempt{});
+    if (!added)
+      continue;
+    i->second.task = std::move(task);
+    st.queue.push_back(ref);
+  }
+}
+
+channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
+                                     std::string key,
+                                     dispatcher_actor dispatcher,
+                                     pool_actor pool, completer_actor completer,
+                                     bool paused) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.key = std::move(key);
+  st.dispatcher = std::move(dispatcher);
+  st.pool = std::move(pool);
+  st.completer = std::move(completer);
+  st.paused = paused;
   return {
     [=](run_atom, std::vector<claimed_task>& tasks) {
-      for (auto& task : tasks)
-        self->state.queue.push_back(std::move(task));
-      pump(self, pool);
-      if (self->state.stopping)
-        give_back(self, dispatcher);
+      queue_attempts(self, tasks);
+      if (self->state.stopping || self->state.paused)
+        give_back(self);
+      else
+        pump(self);
+    },
+    [=](cancel_atom, const uuid& id, cancel_reason why) {
+      std::vector<attempt_ref> refs;
+      for (auto& kvp : self->state.attempts)
+        if (kvp.first.id == id)
+          refs.push_back(kvp.first);
+      for (auto& ref : refs)
+        stop_attempt(self, ref, why);
+    },
+    [=](deadline_atom, const attempt_ref& ref, cancel_reason why) {
+      stop_attempt(self, ref, why);
+    },
+    [=](done_atom, std::vector<task_outcome>& outcomes) {
+      finish(self, std::move(outcomes));
+    },
+    [=](written_atom, const std::vector<attempt_ref>& refs) {
+      auto& st = self->state;
+      auto failures = false;
+      for (auto& ref : refs) {
+        auto i = st.attempts.find(ref);
+        if (i == st.attempts.end() || i->second.phase != attempt::writing)
+          continue;
+        failures |= i->second.outcome.kind == task_outcome::failed;
+        st.attempts.erase(i);
+      }
+      // The next claim learns when the retries are due.
+      if (failures)
+        self->send(st.dispatcher, rescan_atom::value);
+      arm_idle_timer(self);
+    },
+    [=](renew_atom) {
+      std::vector<attempt_ref> refs;
+      refs.reserve(self->state.attempts.size());
+      for (auto& kvp : self->state.attempts)
+        refs.push_back(kvp.first);
+      return refs;
+    },
+    [=](lost_atom, const std::vector<attempt_ref>& refs) {
+      for (auto& ref : refs)
+        stop_attempt(self, ref, cancel_reason::lost);
+    },
+    [=](peers_atom, pool_actor& x) {
+      // Attempts the old pool ran have no outcome coming: they failed.
+      auto& st = self->state;
+      st.pool = std::move(x);
+      std::vector<task_outcome> outcomes;
+      for (auto& kvp : st.attempts) {
+        if (kvp.second.phase != attempt::started)
+          continue;
+        task_outcome outcome;
+        outcome.ref = kvp.first;
+        outcome.kind = task_outcome::failed;
+        outcome.error = "the worker pool crashed while the attempt ran";
+        outcomes.push_back(std::move(outcome));
+      }
+      finish(self, std::move(outcomes));
+    },
+    [=](peers_atom, completer_actor& x) {
+      // What the old completer held may be lost: write it again (writes
+      // are fenced, a second one changes nothing).
+      auto& st = self->state;
+      st.completer = std::move(x);
+      std::vector<task_outcome> again;
+      for (auto& kvp : st.attempts)
+        if (kvp.second.phase == attempt::writing)
+          again.push_back(kvp.second.outcome);
+      if (!again.empty())
+        self->send(st.completer, record_atom::value, std::move(again));
+    },
+    [=](pause_atom, bool on) {
+      self->state.paused = on;
+      if (on)
+        give_back(self);
+      else
+        pump(self);
     },
     [=](stop_atom) {
       self->state.stopping = true;
-      give_back(self, dispatcher);
+      give_back(self);
     },
-    [=](done_atom, const std::vector<attempt_ref>& refs) {
+    [=](abandon_atom) {
       auto& st = self->state;
-      for (auto& ref : refs) {
-        auto i = st.in_flight.find(ref);
-        if (i == st.in_flight.end())
-          continue;
-        if (i->second)
-          st.ordered_in_flight = false;
-        st.in_flight.erase(i);
-      }
-      pump(self, pool);
-      if (st.in_flight.empty() && st.queue.empty())
-        arm_idle_timer();
+      for (auto& kvp : st.attempts)
+        if (kvp.second.phase == attempt::started)
+          self->send(st.pool, cancel_atom::value, kvp.first,
+                     cancel_reason::shutdown);
     },
-    [=](retire_atom, int generation) {
+    [=](idle_atom, std::uint64_t generation) {
       auto& st = self->state;
-      if (generation != st.idle_generation || !st.in_flight.empty()
-          || !st.queue.empty())
+      if (generation != st.idle_generation || !st.attempts.empty())
         return;
-      self->request(dispatcher, caf::infinite, retire_atom::value, st.key)
-        .then([=](bool agreed) {
-          if (agreed)
-            self->quit();
-        });
+      self
+        ->request(st.dispatcher, st.ctx->request_timeout(), retire_atom::value,
+                  st.key)
+        .then(
+          [=](bool agreed) {
+            if (agreed)
+              self->quit();
+          },
+          [=](caf::error&) {
+            // The dispatcher is gone or busy: try again when idle next.
+            arm_idle_timer(self);
+          });
     },
   };
 }
 
 } // namespace
 
-caf::actor spawn_channel(caf::actor_system& sys, std::string key, int limit,
-                         std::chrono::milliseconds idle_timeout,
-                         caf::actor pool, caf::actor dispatcher) {
-  return sys.spawn(channel, std::move(key), limit, idle_timeout,
-                   std::move(pool), std::move(dispatcher));
+std::string channel_name_of(const std::string& key) {
+  return key.substr(0, key.find('\x1f'));
+}
+
+channel_actor spawn_channel(caf::actor_system& sys, context_ptr ctx,
+                            std::string key, dispatcher_actor dispatcher,
+                            pool_actor pool, completer_actor completer,
+                            bool paused) {
+  return sys.spawn(channel, std::move(ctx), std::move(key),
+                   std::move(dispatcher), std::move(pool),
+                   std::move(completer), paused);
 }
 
 } // namespace cafmq::actors

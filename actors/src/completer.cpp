@@ -2,111 +2,135 @@
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/messages.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {
 
 namespace {
 
+struct pending_outcome {
+  channel_actor owner;
+  task_outcome outcome;
+};
+
 struct completer_state {
-  write_batch pending;
+  context_ptr ctx;
+  database_actor db;
+  std::vector<pending_outcome> pending;
   bool writing = false;
   std::chrono::milliseconds retry_delay{0};
-  std::vector<caf::response_promise> flushes;
+  std::vector<caf::typed_response_promise<bool>> flushes;
   static inline const char* name = "cafmq.completer";
 };
 
-using completer_actor = caf::stateful_actor<completer_state>;
+using completer_ptr = completer_actor::stateful_pointer<completer_state>;
 
-void write(completer_actor* self, const caf::actor& db,
-           const caf::actor& dispatcher);
-
-void written(completer_actor* self, const caf::actor& db,
-             const caf::actor& dispatcher, const write_batch& batch) {
-  std::vector<attempt_ref> refs = batch.completed;
-  for (auto& x : batch.failed)
-    refs.push_back(x.ref);
-  refs.insert(refs.end(), batch.released.begin(), batch.released.end());
-  self->send(dispatcher, written_atom::value, std::move(refs));
-  if (!batch.failed.empty())
-    self->send(dispatcher, rescan_atom::value);
-  self->state.writing = false;
-  self->state.retry_delay = std::chrono::milliseconds{0};
-  if (!self->state.pending.empty()) {
-    write(self, db, dispatcher);
-    return;
+write_batch to_batch(const std::vector<pending_outcome>& xs) {
+  write_batch batch;
+  for (auto& x : xs) {
+    auto& outcome = x.outcome;
+    if (outcome.kind == task_outcome::completed)
+      batch.completed.push_back(outcome.ref);
+    else if (outcome.kind == task_outcome::failed)
+      batch.failed.push_back({outcome.ref, outcome.error, outcome.retryable});
+    else if (outcome.kind == task_outcome::released)
+      batch.released.push_back(outcome.ref);
   }
-  for (auto& rp : self->state.flushes)
-    rp.deliver(true);
-  self->state.flushes.clear();
+  return batch;
 }
 
-void write(completer_actor* self, const caf::actor& db,
-           const caf::actor& dispatcher) {
-  auto batch = std::move(self->state.pending);
-  self->state.pending = write_batch{};
-  self->state.writing = true;
-  self->request(db, caf::infinite, record_atom::value, batch)
-    .then([=](bool) { written(self, db, dispatcher, batch); },
-          [=](caf::error& err) mutable {
+void write(completer_ptr self);
+
+// Tells every owner of the batch what is written now.
+void written(completer_ptr self, const std::vector<pending_outcome>& xs) {
+  std::vector<std::pair<channel_actor, std::vector<attempt_ref>>> by_owner;
+  for (auto& x : xs) {
+    auto i = std::find_if(by_owner.begin(), by_owner.end(),
+                          [&](auto& y) { return y.first == x.owner; });
+    if (i == by_owner.end()) {
+      by_owner.emplace_back(x.owner, std::vector<attempt_ref>{});
+      i = by_owner.end() - 1;
+    }
+    i->second.push_back(x.outcome.ref);
+  }
+  for (auto& kvp : by_owner)
+    self->send(kvp.first, written_atom::value, std::move(kvp.second));
+  auto& st = self->state;
+  st.writing = false;
+  st.retry_delay = std::chrono::milliseconds{0};
+  if (!st.pending.empty()) {
+    write(self);
+    return;
+  }
+  for (auto& rp : st.flushes)
+    rp.deliver(true);
+  st.flushes.clear();
+}
+
+void write(completer_ptr self) {
+  auto& st = self->state;
+  auto xs = std::make_shared<std::vector<pending_outcome>>();
+  xs->swap(st.pending);
+  st.writing = true;
+  self
+    ->request(st.db, st.ctx->request_timeout(), record_atom::value,
+              to_batch(*xs))
+    .then([=](bool) { written(self, *xs); },
+          [=](caf::error& err) {
             // Put the batch back in front and try again after a backoff.
             auto& st = self->state;
             st.writing = false;
-            aout(self) << "cafmq: writing task outcomes failed, retrying: "
-                       << render(err) << std::endl;
-            batch.completed.insert(batch.completed.end(),
-                                   st.pending.completed.begin(),
-                                   st.pending.completed.end());
-            batch.failed.insert(batch.failed.end(), st.pending.failed.begin(),
-                                st.pending.failed.end());
-            batch.released.insert(batch.released.end(),
-                                  st.pending.released.begin(),
-                                  st.pending.released.end());
-            st.pending = std::move(batch);
             st.retry_delay = std::min(
               std::chrono::milliseconds{5000},
               std::max(std::chrono::milliseconds{50}, st.retry_delay * 2));
-            self->delayed_send(self, st.retry_delay, flush_atom::value, true);
+            st.ctx->log(log_level::warning,
+                        "writing task outcomes failed, retrying",
+                        {{"outcomes", xs->size()},
+                         {"retry_ms", st.retry_delay.count()},
+                         {"error", render(err)}});
+            xs->insert(xs->end(), std::make_move_iterator(st.pending.begin()),
+                       std::make_move_iterator(st.pending.end()));
+            st.pending = std::move(*xs);
+            self->delayed_send(self, st.retry_delay, retry_atom::value);
           });
 }
 
-caf::behavior completer(completer_actor* self, caf::actor db,
-                        caf::actor dispatcher) {
+completer_actor::behavior_type completer(completer_ptr self, context_ptr ctx,
+                                         database_actor db) {
+  self->state.ctx = std::move(ctx);
+  self->state.db = std::move(db);
   return {
-    [=](done_atom, const std::vector<task_outcome>& xs) {
+    [=](record_atom, std::vector<task_outcome>& xs) {
       auto& st = self->state;
-      for (auto& x : xs) {
-        if (x.kind == task_outcome::completed)
-          st.pending.completed.push_back(x.ref);
-        else if (x.kind == task_outcome::failed)
-          st.pending.failed.push_back({x.ref, x.error, x.retryable});
-        else if (x.kind == task_outcome::released)
-          st.pending.released.push_back(x.ref);
-      }
+      auto owner = caf::actor_cast<channel_actor>(self->current_sender());
+      for (auto& x : xs)
+        st.pending.push_back({owner, std::move(x)});
       if (!st.writing && st.retry_delay.count() == 0 && !st.pending.empty())
-        write(self, db, dispatcher);
+        write(self);
     },
-    [=](flush_atom) -> caf::result<bool> {
+    [=](flush_atom) -> caf::typed_response_promise<bool> {
       auto& st = self->state;
+      auto rp = self->make_response_promise<bool>();
       if (!st.writing && st.pending.empty())
-        return true;
-      st.flushes.push_back(self->make_response_promise());
-      return caf::delegated<bool>{};
+        rp.deliver(true);
+      else
+        st.flushes.push_back(rp);
+      return rp;
     },
-    [=](flush_atom, bool) {
-      // The retry timer.
-      if (!self->state.writing && !self->state.pending.empty())
-        write(self, db, dispatcher);
+    [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
+    [=](retry_atom) {
+      auto& st = self->state;
+      if (!st.writing && !st.pending.empty())
+        write(self);
     },
   };
 }
 
 } // namespace
 
-caf::actor spawn_completer(caf::actor_system& sys, caf::actor db,
-                           caf::actor dispatcher) {
-  return sys.spawn(completer, std::move(db), std::move(dispatcher));
+completer_actor spawn_completer(caf::actor_system& sys, context_ptr ctx,
+                                database_actor db) {
+  return sys.spawn(completer, std::move(ctx), std::move(db));
 }
 
 } // namespace cafmq::actors

@@ -2,9 +2,12 @@
 
 #include <cstdlib>
 
+#include "cafmq/error.hpp"
+
 namespace cafmq::actors {
 
 config::config() {
+  cafmq::actors::add_message_types(*this);
   opt_group{custom_options_, "cafmq"}
     .add(database_url, "database-url",
          "PostgreSQL URL (default: CAFMQ_DATABASE_URL)")
@@ -27,10 +30,40 @@ config::config() {
     .add(maintenance_interval, "maintenance-interval",
          "how often finished tasks are pruned")
     .add(channel_concurrency, "channel-concurrency",
-         "at most this many running per channel (0: no limit)");
+         "at most this many running per channel (0: no limit)")
+    .add(prune_batch, "prune-batch", "finished tasks pruned per statement")
+    .add(channel_idle_timeout, "channel-idle-timeout",
+         "an idle channel actor retires after this long")
+    .add(request_timeout, "request-timeout",
+         "bound of every request and database call (a longer call's "
+         "connection is dropped and rebuilt)")
+    .add(handler_grace, "handler-grace",
+         "a handler actor ignoring its cancel is killed after this long")
+    .add(max_lost_attempts, "max-lost-attempts",
+         "a task whose attempts were lost this many times in a row fails "
+         "(0: no limit)")
+    .add(max_restarts, "max-restarts",
+         "restarts of the runtime's actors allowed within restart-period")
+    .add(restart_period, "restart-period", "window of max-restarts")
+    .add(on_database_loss, "on-database-loss",
+         "reconnect (default) or shutdown")
+    .add(log_level_name, "log-level", "debug, info, warning or error");
 }
 
-runner_config config::runner(std::shared_ptr<const registry> tasks) const {
+caf::expected<runner_config>
+config::runner(std::shared_ptr<const registry> tasks) const {
+  if (on_database_loss != "reconnect" && on_database_loss != "shutdown")
+    return make_error(errc::invalid_argument,
+                      "cafmq.on-database-loss must be reconnect or shutdown, "
+                      "got "
+                        + on_database_loss);
+  if (log_level_name != "debug" && log_level_name != "info"
+      && log_level_name != "warning"
+      && log_level_name != "error")
+    return make_error(errc::invalid_argument,
+                      "cafmq.log-level must be debug, info, warning or "
+                      "error, got "
+                        + log_level_name);
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
   runner_config result;
@@ -53,6 +86,23 @@ runner_config config::runner(std::shared_ptr<const registry> tasks) const {
   result.maintenance_interval
     = duration_cast<milliseconds>(maintenance_interval);
   result.channel_concurrency = channel_concurrency;
+  result.prune_batch = prune_batch;
+  result.channel_idle_timeout
+    = duration_cast<milliseconds>(channel_idle_timeout);
+  result.request_timeout = duration_cast<milliseconds>(request_timeout);
+  result.handler_grace = duration_cast<milliseconds>(handler_grace);
+  result.max_lost_attempts = max_lost_attempts;
+  result.max_restarts = max_restarts;
+  result.restart_period = duration_cast<milliseconds>(restart_period);
+  result.on_database_loss = on_database_loss == "shutdown"
+                              ? database_loss_policy::shutdown
+                              : database_loss_policy::reconnect;
+  if (log_level_name == "debug")
+    result.min_log_level = log_level::debug;
+  else if (log_level_name == "warning")
+    result.min_log_level = log_level::warning;
+  else if (log_level_name == "error")
+    result.min_log_level = log_level::error;
   result.tasks = std::move(tasks);
   return result;
 }

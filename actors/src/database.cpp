@@ -1,36 +1,92 @@
 #include "cafmq/actors/database.hpp"
 
-#include <caf/all.hpp>
+#include <sys/socket.h>
 
-#include "cafmq/actors/messages.hpp"
+#include <caf/all.hpp>
+#include <pqxx/pqxx>
+
 #include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/queue_connection.hpp"
 
 namespace cafmq::actors {
 
+void connection_guard::enter(int fd) noexcept {
+  fd_ = fd;
+  since_ = std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+void connection_guard::leave() noexcept {
+  since_ = 0;
+}
+
+bool connection_guard::break_if_hung(
+  std::chrono::steady_clock::duration limit) noexcept {
+  auto since = since_.load();
+  if (since == 0)
+    return false;
+  auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  if (now - since < limit.count())
+    return false;
+  // The blocked call returns with a connection error; the owner drops the
+  // connection and opens a new one on its next call.
+  ::shutdown(fd_.load(), SHUT_RDWR);
+  since_ = 0;
+  return true;
+}
+
 namespace {
 
 struct database_state {
-  std::string url;
+  context_ptr ctx;
   std::shared_ptr<queue_connection> conn;
+  guard_ptr guard;
+  runtime_actor runtime;
+  bool lost = false;
+  static inline const char* name = "cafmq.database";
 
   // Runs `f` on the connection, opening it first if needed; drops the
-  // connection when it broke so the next call reconnects.
+  // connection when it broke so the next call reconnects, and tells the
+  // runtime when the connection is lost or back.
   template <class F>
   auto with_connection(F f) -> decltype(f(*conn)) {
     if (!conn) {
-      auto opened = queue_connection::open(url);
-      if (!opened)
+      auto opened = queue_connection::open(ctx->cfg.database_url);
+      if (!opened) {
+        changed(true, opened.error());
         return std::move(opened.error());
+      }
       conn = std::move(*opened);
     }
+    if (guard)
+      guard->enter(conn->connection().sock());
     auto result = f(*conn);
-    if (!result && code_of(result.error()) == errc::database_unavailable)
+    if (guard)
+      guard->leave();
+    if (!result && code_of(result.error()) == errc::database_unavailable) {
       conn.reset();
+      changed(true, result.error());
+    } else {
+      changed(false, caf::none);
+    }
     return result;
   }
+
+  void changed(bool now_lost, const caf::error& err) {
+    if (now_lost == lost)
+      return;
+    lost = now_lost;
+    if (lost)
+      ctx->log(log_level::warning, "database connection lost",
+               {{"error", render(err)}});
+    else
+      ctx->log(log_level::info, "database connection restored");
+    if (runtime)
+      caf::anon_send(runtime, lost_atom::value, lost);
+  }
 };
+
+using database_ptr = database_actor::stateful_pointer<database_state>;
 
 // Replies `true` for success: CAF 0.17 cannot reply expected<unit_t>.
 caf::expected<bool> to_reply(caf::error err) {
@@ -39,52 +95,71 @@ caf::expected<bool> to_reply(caf::error err) {
   return true;
 }
 
-} // namespace
-
-caf::behavior database(caf::event_based_actor* self, std::string url,
-                       std::shared_ptr<queue_connection> conn) {
-  auto st = std::make_shared<database_state>();
-  st->url = std::move(url);
-  st->conn = std::move(conn);
-  self->set_default_handler(caf::print_and_drop);
+database_actor::behavior_type database(database_ptr self, context_ptr ctx,
+                                       std::shared_ptr<queue_connection> conn,
+                                       guard_ptr guard, runtime_actor runtime) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.conn = std::move(conn);
+  st.guard = std::move(guard);
+  st.runtime = std::move(runtime);
   return {
-    [st](open_atom) {
-      // Connects and completes nothing: the first real write then finds
-      // the connection open and the tables and plans loaded.
-      st->with_connection([](queue_connection& c) {
-        return c.complete(std::vector<attempt_ref>{});
-      });
-    },
-    [st](claim_atom, const claim_request& req) {
-      return st->with_connection(
+    [=](claim_atom, const claim_request& req) {
+      return self->state.with_connection(
         [&](queue_connection& c) { return c.claim(req); });
     },
-    [st](record_atom, const write_batch& batch) {
-      return st->with_connection([&](queue_connection& c) {
+    [=](record_atom, const write_batch& batch) {
+      return self->state.with_connection([&](queue_connection& c) {
         return to_reply(
           c.record(batch.completed, batch.failed, batch.released));
       });
     },
-    [st](renew_atom, const std::vector<attempt_ref>& xs,
-         std::chrono::milliseconds lease) {
-      return st->with_connection(
-        [&](queue_connection& c) { return c.keep_alive(xs, lease); });
-    },
-    [st](prune_atom, std::chrono::milliseconds retention, int limit) {
-      return st->with_connection([&](queue_connection& c) {
-        return prune(c.connection(), retention, limit);
+    [=](renew_atom, const std::vector<attempt_ref>& xs, caf::timespan lease) {
+      return self->state.with_connection([&](queue_connection& c) {
+        return c.keep_alive(
+          xs, std::chrono::duration_cast<std::chrono::microseconds>(lease));
       });
     },
-    [st](expire_atom, int limit) {
-      return st->with_connection([&](queue_connection& c) {
+    [=](checkpt_atom, const attempt_ref& x, const checkpoint& cp) {
+      return self->state.with_connection(
+        [&](queue_connection& c) { return to_reply(c.checkpoint(x, cp)); });
+    },
+    [=](prune_atom, caf::timespan retention, std::int32_t limit) {
+      return self->state.with_connection([&](queue_connection& c) {
+        return prune(
+          c.connection(),
+          std::chrono::duration_cast<std::chrono::milliseconds>(retention),
+          limit);
+      });
+    },
+    [=](expire_atom, std::int32_t limit) {
+      return self->state.with_connection([&](queue_connection& c) {
         return expire_reservations(c.connection(), limit);
       });
     },
-    [st](checkpt_atom, const attempt_ref& x, const checkpoint& cp) {
-      return st->with_connection(
-        [&](queue_connection& c) { return to_reply(c.checkpoint(x, cp)); });
+    [=](cancel_atom, const uuid& id) {
+      return self->state.with_connection(
+        [&](queue_connection& c) -> caf::expected<std::string> {
+          auto result = cancel(c.connection(), id);
+          if (!result)
+            return std::move(result.error());
+          return to_string(*result);
+        });
+    },
+    [=](status_atom, const uuid& id) {
+      return self->state.with_connection(
+        [&](queue_connection& c) { return status(c.connection(), id); });
     },
   };
+}
+
+} // namespace
+
+database_actor spawn_database(caf::actor_system& sys, context_ptr ctx,
+                              std::shared_ptr<queue_connection> conn,
+                              guard_ptr guard, runtime_actor runtime) {
+  return sys.spawn<caf::detached>(database, std::move(ctx), std::move(conn),
+                                  std::move(guard), std::move(runtime));
 }
 
 } // namespace cafmq::actors

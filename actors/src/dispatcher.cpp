@@ -1,17 +1,13 @@
 #include "cafmq/actors/dispatcher.hpp"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <caf/all.hpp>
 
 #include "cafmq/actors/channel.hpp"
-#include "cafmq/actors/completer.hpp"
-#include "cafmq/actors/listener.hpp"
-#include "cafmq/actors/maintenance.hpp"
-#include "cafmq/actors/messages.hpp"
-#include "cafmq/actors/pool.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {
@@ -19,37 +15,33 @@ namespace cafmq::actors {
 namespace {
 
 struct channel_entry {
-  caf::actor handle;
-  // Attempts sent to the channel that it has not finished yet.
-  int outstanding = 0;
+  channel_actor handle;
+  // Attempts sent to the channel that have not left their handlers.
+  int held = 0;
 };
 
 using channel_map = std::unordered_map<std::string, channel_entry>;
 
 struct dispatcher_state {
-  runner_config cfg;
-  caf::actor claim_db;
-  caf::actor write_db;
-  caf::actor completer;
-  caf::actor listener;
-  caf::actor pool;
-  caf::actor maintenance;
+  context_ptr ctx;
+  database_actor claim_db;
+  pool_actor pool;
+  completer_actor completer;
+  runtime_actor runtime;
   // Shared with the exit hook, which stops the channels however we end.
   std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
-  // Attempts handed to channels and not finished, with their channel key.
-  // Keyed by attempt: after a lost lease we may claim our own task again.
-  std::unordered_map<attempt_ref, std::string> running;
-  // Attempts whose handler ended and whose outcome the completer has not
-  // written yet: their leases are still renewed, so that a slow write cannot
-  // let another runner run them again.
-  std::unordered_set<attempt_ref> writing;
+  int held = 0;
   claim_request request;
   bool claiming = false;
   bool claim_again = false;
   std::chrono::milliseconds error_backoff{0};
   std::optional<caf::actor_clock::time_point> wake_at;
-  int generation = 0;
-  bool stopping = false;
+  std::uint64_t generation = 0;
+  // Cancels that came while a claim was in flight: (name, args, id).
+  std::vector<std::tuple<std::string, std::string, uuid>> deferred_cancels;
+  std::set<std::string> paused;
+  bool draining = false;
+  std::vector<caf::typed_response_promise<bool>> drained;
   // Throughput estimate for the claim-ahead window: attempts finished since
   // rate_since, and the smoothed rate in attempts per second.
   std::optional<caf::actor_clock::time_point> rate_since;
@@ -59,82 +51,84 @@ struct dispatcher_state {
   // claim finds the runner starved (quadrupled: a few claims reach the cap),
   // dropped after a claim that was not full.
   int ramp = 0;
-  std::vector<caf::response_promise> stop_promises;
   runner_stats stats;
   static inline const char* name = "cafmq.dispatcher";
 };
 
-using dispatcher_actor = caf::stateful_actor<dispatcher_state>;
+using dispatcher_ptr = dispatcher_actor::stateful_pointer<dispatcher_state>;
 
-void maybe_claim(dispatcher_actor* self);
-
-// Fires the tokens of the attempts of task `id` running here; false if none.
-bool cancel_task(dispatcher_actor* self, const uuid& id, cancel_reason why) {
-  auto found = false;
-  for (auto& kvp : self->state.running)
-    if (kvp.first.id == id) {
-      self->send(self->state.pool, cancel_atom::value, kvp.first, why);
-      found = true;
-    }
-  return found;
+std::string key_of(const std::string& name, const std::string& args) {
+  return name + '\x1f' + args;
 }
 
-void finish(dispatcher_actor* self);
+void maybe_claim(dispatcher_ptr self);
+
+void check_drained(dispatcher_ptr self) {
+  auto& st = self->state;
+  if (!st.draining || st.held > 0 || st.claiming)
+    return;
+  for (auto& rp : st.drained)
+    rp.deliver(true);
+  st.drained.clear();
+}
 
 // Arms a wake-up after `delay` unless an earlier one is armed.
-void wake_after(dispatcher_actor* self, std::chrono::microseconds delay) {
+void wake_after(dispatcher_ptr self, std::chrono::microseconds delay) {
   auto& st = self->state;
   auto at = self->clock().now() + delay;
   if (st.wake_at && *st.wake_at <= at)
     return;
   st.wake_at = at;
-  self->delayed_send(self, delay, poll_atom::value, ++st.generation);
+  self->delayed_send(self, delay, wake_atom::value, ++st.generation);
 }
 
-void claimed(dispatcher_actor* self, int limit, claim_result& result) {
+channel_entry& channel_of(dispatcher_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto& entry = (*st.channels)[key];
+  if (!entry.handle) {
+    auto paused = st.paused.count(channel_name_of(key)) > 0;
+    entry.handle = spawn_channel(self->system(), st.ctx, key,
+                                 caf::actor_cast<dispatcher_actor>(self),
+                                 st.pool, st.completer, paused);
+    self->monitor(entry.handle);
+    if (st.draining)
+      self->send(entry.handle, stop_atom::value);
+  }
+  return entry;
+}
+
+void route_cancel(dispatcher_ptr self, const std::string& name,
+                  const std::string& args, const uuid& id) {
+  auto& chans = *self->state.channels;
+  auto i = chans.find(key_of(name, args));
+  if (i != chans.end())
+    self->send(i->second.handle, cancel_atom::value, id,
+               cancel_reason::cancelled);
+}
+
+void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   auto& st = self->state;
   st.claiming = false;
   st.error_backoff = std::chrono::milliseconds{0};
   ++st.stats.claims;
-  if (st.stopping) {
-    // Too late to start them: give them back at once.
-    std::vector<task_outcome> outcomes;
-    for (auto& task : result.tasks) {
-      task_outcome outcome;
-      outcome.ref = attempt_ref{task.id, task.attempt};
-      outcome.kind = task_outcome::released;
-      ++st.stats.released;
-      outcomes.push_back(std::move(outcome));
-    }
-    if (!outcomes.empty())
-      self->send(st.completer, done_atom::value, std::move(outcomes));
-    if (st.running.empty())
-      finish(self);
-    return;
-  }
   // Starved: everything held ran before this claim came back, so the next
   // claims may take more (see prefetch_now).
   auto full = static_cast<int>(result.tasks.size()) == limit;
-  if (full && static_cast<int>(st.running.size()) < st.cfg.min_concurrency)
-    st.ramp = std::min(std::max(0, st.cfg.prefetch),
-                       std::max(st.cfg.max_concurrency, st.ramp * 4));
+  if (full && st.held < st.ctx->cfg.min_concurrency)
+    st.ramp = std::min(std::max(0, st.ctx->cfg.prefetch),
+                       std::max(st.ctx->cfg.max_concurrency, st.ramp * 4));
   else if (!full)
     st.ramp = 0;
-  // One message per channel: its attempts in claim order.
-  auto now = self->clock().now();
+  // One message per channel: its attempts in claim order. While draining,
+  // the channels give them back at once.
+  auto now = std::chrono::steady_clock::now();
   std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
   std::unordered_map<channel_entry*, size_t> batch_of;
   for (auto& task : result.tasks) {
     task.received = now;
-    auto key = task.channel_name + '\x1f' + task.channel_args;
-    auto& entry = (*st.channels)[key];
-    if (!entry.handle)
-      entry.handle
-        = spawn_channel(self->system(), key, st.cfg.channel_concurrency,
-                        st.cfg.channel_idle_timeout, st.pool,
-                        caf::actor_cast<caf::actor>(self));
-    ++entry.outstanding;
-    st.running.emplace(attempt_ref{task.id, task.attempt}, std::move(key));
+    auto& entry = channel_of(self, key_of(task.channel_name, task.channel_args));
+    ++entry.held;
+    ++st.held;
     ++st.stats.claimed;
     auto [i, added] = batch_of.emplace(&entry, batches.size());
     if (added)
@@ -143,7 +137,16 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
   }
   for (auto& batch : batches)
     self->send(batch.first->handle, run_atom::value, std::move(batch.second));
-  std::chrono::microseconds cap = st.cfg.max_poll_wait;
+  // Cancels that overtook this claim reach the owners after its attempts.
+  auto cancels = std::move(st.deferred_cancels);
+  st.deferred_cancels.clear();
+  for (auto& [name, args, id] : cancels)
+    route_cancel(self, name, args, id);
+  if (st.draining) {
+    check_drained(self);
+    return;
+  }
+  std::chrono::microseconds cap = st.ctx->cfg.max_poll_wait;
   auto wait = result.wait ? std::min(*result.wait, cap) : cap;
   // An empty claim never re-arms at once, whatever the database said.
   if (result.tasks.empty())
@@ -152,18 +155,18 @@ void claimed(dispatcher_actor* self, int limit, claim_result& result) {
   // Claim again at once only after a productive claim: a full batch, or a
   // round-robin walk that was cut short.
   bool more = !result.tasks.empty()
-              && (static_cast<int>(result.tasks.size()) == limit
-                  || (result.wait && result.wait->count() == 0));
+              && (full || (result.wait && result.wait->count() == 0));
   if (more || st.claim_again)
     maybe_claim(self);
 }
 
 // How many attempts to hold beyond max_concurrency: what this runner
 // finishes in prefetch_window at its recent rate, at most prefetch.
-int prefetch_now(dispatcher_actor* self) {
+int prefetch_now(dispatcher_ptr self) {
   auto& st = self->state;
-  auto cap = std::max(0, st.cfg.prefetch);
-  if (st.cfg.prefetch_window.count() == 0)
+  auto& cfg = st.ctx->cfg;
+  auto cap = std::max(0, cfg.prefetch);
+  if (cfg.prefetch_window.count() == 0)
     return cap;
   auto now = self->clock().now();
   if (!st.rate_since) {
@@ -177,257 +180,204 @@ int prefetch_now(dispatcher_actor* self) {
       st.rate_since = now;
     }
   }
-  auto window = std::chrono::duration<double>(st.cfg.prefetch_window).count();
+  auto window = std::chrono::duration<double>(cfg.prefetch_window).count();
   auto by_rate = static_cast<int>(std::min<double>(cap, st.rate * window));
   return std::min(cap, std::max(by_rate, st.ramp));
 }
 
-void maybe_claim(dispatcher_actor* self) {
+void maybe_claim(dispatcher_ptr self) {
   auto& st = self->state;
-  if (st.stopping)
+  if (st.draining)
     return;
   if (st.claiming) {
     st.claim_again = true;
     return;
   }
   st.claim_again = false;
-  // Attempts held: running, or claimed ahead and waiting for a slot. Claim
-  // when a quarter of the buffer is free (or fewer than min_concurrency
-  // run), so that claims come in large batches and the next one is under
-  // way before the held attempts run out.
-  auto held = static_cast<int>(st.running.size());
+  // Claim when a quarter of the buffer is free (or fewer than
+  // min_concurrency are held), so that claims come in large batches and
+  // the next one is under way before the held attempts run out.
+  auto& cfg = st.ctx->cfg;
   auto prefetch = prefetch_now(self);
-  auto limit = st.cfg.max_concurrency + prefetch - held;
-  if (held >= st.cfg.min_concurrency
-      && limit < std::max(st.cfg.min_concurrency, prefetch / 4))
+  auto limit = cfg.max_concurrency + prefetch - st.held;
+  if (st.held >= cfg.min_concurrency
+      && limit < std::max(cfg.min_concurrency, prefetch / 4))
     return;
   st.claiming = true;
   st.request.limit = limit;
-  self->request(st.claim_db, caf::infinite, claim_atom::value, st.request)
+  st.request.paused.assign(st.paused.begin(), st.paused.end());
+  self->request(st.claim_db, st.ctx->request_timeout(), claim_atom::value,
+                st.request)
     .then([=](claim_result& result) { claimed(self, limit, result); },
           [=](caf::error& err) {
             auto& st = self->state;
             st.claiming = false;
-            if (st.stopping) {
-              if (st.running.empty())
-                finish(self);
+            auto cancels = std::move(st.deferred_cancels);
+            st.deferred_cancels.clear();
+            for (auto& [name, args, id] : cancels)
+              route_cancel(self, name, args, id);
+            if (st.draining) {
+              check_drained(self);
               return;
             }
             st.error_backoff = std::min(
               std::chrono::milliseconds{5000},
               std::max(std::chrono::milliseconds{100}, st.error_backoff * 2));
-            aout(self) << "cafmq: claim failed, retrying in "
-                       << st.error_backoff.count() << " ms: " << render(err)
-                       << std::endl;
+            st.ctx->log(log_level::warning, "claim failed, retrying",
+                        {{"retry_ms", st.error_backoff.count()},
+                         {"error", render(err)}});
             wake_after(self, st.error_backoff);
           });
 }
 
-void renew_leases(dispatcher_actor* self) {
+// A channel actor ended: if it crashed, what it held is gone (its leases
+// lapse and the tasks run again); the next claim of its channel spawns a
+// new owner.
+void channel_down(dispatcher_ptr self, const caf::down_msg& msg) {
   auto& st = self->state;
-  if (st.running.empty() && st.writing.empty())
+  for (auto i = st.channels->begin(); i != st.channels->end(); ++i) {
+    if (i->second.handle.address() != msg.source)
+      continue;
+    st.held -= i->second.held;
+    auto key = i->first;
+    st.channels->erase(i);
+    if (msg.reason && msg.reason != caf::exit_reason::user_shutdown) {
+      st.ctx->log(log_level::error, "channel actor crashed, restarting",
+                  {{"channel", channel_name_of(key)},
+                   {"reason", render(msg.reason)}});
+      self->send(st.runtime, restart_atom::value, "channel");
+      // What it held can be claimed again once the leases lapse.
+      maybe_claim(self);
+    }
+    check_drained(self);
     return;
-  std::vector<attempt_ref> refs;
-  refs.reserve(st.running.size() + st.writing.size());
-  for (auto& kvp : st.running)
-    refs.push_back(kvp.first);
-  refs.insert(refs.end(), st.writing.begin(), st.writing.end());
-  self
-    ->request(st.write_db, caf::infinite, renew_atom::value, refs, st.cfg.lease)
-    .then(
-      [=](const std::vector<lease_state>& owned) {
-        // Cancels whose notification was missed arrive here; an attempt no
-        // longer owned is told to stop. Attempts that ended while the
-        // renewal ran are neither.
-        auto& st = self->state;
-        std::unordered_set<uuid> kept;
-        for (auto& x : owned) {
-          kept.insert(x.id);
-          if (x.cancel_requested
-              && cancel_task(self, x.id, cancel_reason::cancelled))
-            ++st.stats.cancels_at_renewal;
-        }
-        size_t lost = 0;
-        for (auto& ref : refs) {
-          if (kept.count(ref.id) == 0 && st.running.count(ref) > 0) {
-            ++lost;
-            self->send(st.pool, cancel_atom::value, ref, cancel_reason::lost);
-          }
-        }
-        if (lost > 0)
-          aout(self) << "cafmq: " << lost
-                     << " running attempts lost their lease" << std::endl;
-      },
-      [=](caf::error& err) {
-        aout(self) << "cafmq: renewing leases failed: " << render(err)
-                   << std::endl;
-      });
+  }
 }
 
-void finish(dispatcher_actor* self) {
-  auto& st = self->state;
-  // Bounded: with the database gone, unwritten outcomes are left to lease
-  // expiry rather than blocking the stop forever.
-  self->request(st.completer, st.cfg.shutdown_timeout, flush_atom::value)
-    .then(
-      [=](bool) {
-        auto& st = self->state;
-        for (auto& rp : st.stop_promises)
-          rp.deliver(true);
-        st.stop_promises.clear();
-        self->quit();
-      },
-      [=](caf::error& err) {
-        aout(self) << "cafmq: flushing outcomes failed: " << render(err)
-                   << std::endl;
-        for (auto& rp : self->state.stop_promises)
-          rp.deliver(err);
-        self->quit(err);
-      });
+template <class Handle>
+void forward_to_channels(dispatcher_ptr self, const Handle& x) {
+  for (auto& kvp : *self->state.channels)
+    self->send(kvp.second.handle, peers_atom::value, x);
 }
 
-caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
-                         caf::actor claim_db, caf::actor write_db,
-                         bool with_listener) {
+dispatcher_actor::behavior_type
+dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
+           pool_actor pool, completer_actor completer, runtime_actor runtime) {
   auto& st = self->state;
-  st.cfg = std::move(cfg);
+  st.ctx = std::move(ctx);
   st.claim_db = std::move(claim_db);
-  st.write_db = std::move(write_db);
-  st.request.node = st.cfg.node;
-  st.request.names = st.cfg.task_names();
-  st.request.channels = st.cfg.channels;
-  st.request.lease = st.cfg.lease;
-  auto& sys = self->system();
-  st.completer
-    = spawn_completer(sys, st.write_db, caf::actor_cast<caf::actor>(self));
-  st.pool
-    = spawn_pool(sys, st.cfg, st.write_db, caf::actor_cast<caf::actor>(self));
-  st.maintenance
-    = spawn_maintenance(sys, st.write_db, st.cfg.maintenance_interval,
-                        st.cfg.retention, st.cfg.prune_batch);
-  if (with_listener)
-    st.listener = spawn_listener(sys, st.cfg.database_url,
-                                 caf::actor_cast<caf::actor>(self));
-  // Children go down with the dispatcher, however it ends.
-  std::vector<caf::actor> children;
-  for (auto& child : {st.pool, st.completer, st.maintenance, st.listener,
-                      st.claim_db, st.write_db})
-    if (child)
-      children.push_back(child);
-  self->attach_functor([children, channels = st.channels](const caf::error&) {
-    for (auto& child : children)
-      caf::anon_send_exit(child, caf::exit_reason::user_shutdown);
+  st.pool = std::move(pool);
+  st.completer = std::move(completer);
+  st.runtime = std::move(runtime);
+  auto& cfg = st.ctx->cfg;
+  st.request.node = cfg.node;
+  st.request.names = cfg.task_names();
+  st.request.channels = cfg.channels;
+  st.request.lease = cfg.lease;
+  st.request.max_lost = cfg.max_lost_attempts;
+  self->attach_functor([channels = st.channels](const caf::error&) {
     for (auto& kvp : *channels)
       caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);
   });
+  self->set_down_handler(
+    [=](caf::down_msg& msg) { channel_down(self, msg); });
   self->send(self, rescan_atom::value);
-  self->delayed_send(self, st.cfg.keep_alive_interval, tick_atom::value);
   return {
     [=](ready_atom, const std::string& channel) {
-      auto& chans = self->state.cfg.channels;
+      auto& chans = self->state.ctx->cfg.channels;
       if (chans.empty()
           || std::find(chans.begin(), chans.end(), channel) != chans.end())
         maybe_claim(self);
     },
     [=](rescan_atom) { maybe_claim(self); },
-    [=](cancel_atom, const std::string& payload) {
-      // A cancel was requested somewhere; it matters if we run the task.
-      auto id = uuid::parse(payload);
-      if (id)
-        cancel_task(self, *id, cancel_reason::cancelled);
+    [=](cancel_atom, const std::string& name, const std::string& args,
+        const uuid& id) {
+      auto& st = self->state;
+      if (st.claiming)
+        st.deferred_cancels.emplace_back(name, args, id);
+      else
+        route_cancel(self, name, args, id);
     },
-    [=](poll_atom, int generation) {
+    [=](wake_atom, std::uint64_t generation) {
       auto& st = self->state;
       if (generation != st.generation)
         return;
       st.wake_at.reset();
       maybe_claim(self);
     },
-    [=](tick_atom) {
-      renew_leases(self);
-      self->delayed_send(self, self->state.cfg.keep_alive_interval,
-                         tick_atom::value);
-    },
-    [=](done_atom, std::vector<task_outcome>& outcomes) {
+    [=](done_atom, const std::string& key, const finished_counts& counts) {
       auto& st = self->state;
-      std::vector<task_outcome> to_write;
-      to_write.reserve(outcomes.size());
-      for (auto& outcome : outcomes) {
-        auto i = st.running.find(outcome.ref);
-        if (i == st.running.end())
-          continue;
-        auto channel = st.channels->find(i->second);
-        if (channel != st.channels->end())
-          --channel->second.outstanding;
-        st.running.erase(i);
-        if (outcome.kind == task_outcome::failed)
-          ++st.stats.failed;
-        else if (outcome.kind == task_outcome::released)
-          ++st.stats.released;
-        else
-          ++st.stats.completed;
-        if (outcome.kind != task_outcome::released)
-          ++st.finished_since;
-        if (outcome.kind != task_outcome::recorded)
-          st.writing.insert(outcome.ref);
-        to_write.push_back(std::move(outcome));
-      }
-      if (to_write.empty())
-        return;
-      self->send(st.completer, done_atom::value, std::move(to_write));
-      if (st.stopping) {
-        if (st.running.empty())
-          finish(self);
-        return;
-      }
-      maybe_claim(self);
+      auto n = counts.total();
+      st.held -= n;
+      if (auto i = st.channels->find(key); i != st.channels->end())
+        i->second.held -= n;
+      st.stats.completed += counts.completed;
+      st.stats.failed += counts.failed;
+      st.stats.released += counts.released;
+      st.finished_since += n - counts.released;
+      if (st.draining)
+        check_drained(self);
+      else
+        maybe_claim(self);
     },
-    [=](written_atom, const std::vector<attempt_ref>& refs) {
-      for (auto& ref : refs)
-        self->state.writing.erase(ref);
+    [=](retire_atom, const std::string& key) {
+      auto& chans = *self->state.channels;
+      auto i = chans.find(key);
+      if (i == chans.end() || i->second.held > 0)
+        return false;
+      self->demonitor(i->second.handle.address());
+      chans.erase(i);
+      return true;
     },
-    [=](stop_atom) -> caf::result<bool> {
+    [=](channels_atom) {
+      std::vector<channel_actor> result;
+      result.reserve(self->state.channels->size());
+      for (auto& kvp : *self->state.channels)
+        result.push_back(kvp.second.handle);
+      return result;
+    },
+    [=](pause_atom, const std::string& name, bool on) {
       auto& st = self->state;
-      auto rp = self->make_response_promise();
-      st.stop_promises.push_back(rp);
-      if (!st.stopping) {
-        st.stopping = true;
+      if (on)
+        st.paused.insert(name);
+      else
+        st.paused.erase(name);
+      for (auto& kvp : *st.channels)
+        if (channel_name_of(kvp.first) == name)
+          self->send(kvp.second.handle, pause_atom::value, on);
+      if (!on)
+        maybe_claim(self);
+    },
+    [=](peers_atom, database_actor& x) { self->state.claim_db = std::move(x); },
+    [=](peers_atom, pool_actor& x) {
+      forward_to_channels(self, x);
+      self->state.pool = std::move(x);
+    },
+    [=](peers_atom, completer_actor& x) {
+      forward_to_channels(self, x);
+      self->state.completer = std::move(x);
+    },
+    [=](drain_atom) -> caf::typed_response_promise<bool> {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<bool>();
+      st.drained.push_back(rp);
+      if (!st.draining) {
+        st.draining = true;
         // Attempts that have not started go back to the queue now.
         self->send(st.pool, stop_atom::value);
         for (auto& kvp : *st.channels)
           self->send(kvp.second.handle, stop_atom::value);
-        if (st.running.empty() && !st.claiming)
-          finish(self);
-        else
-          self->delayed_send(self, st.cfg.shutdown_timeout,
-                             timeout_atom::value);
       }
-      return caf::delegated<bool>{};
+      check_drained(self);
+      return rp;
     },
-    [=](timeout_atom) {
-      // Handlers still running are abandoned; their leases run out and
-      // another runner retries them.
-      auto& st = self->state;
-      aout(self) << "cafmq: shutdown timeout, abandoning " << st.running.size()
-                 << " running attempts" << std::endl;
-      for (auto& kvp : st.running)
-        self->send(st.pool, cancel_atom::value, kvp.first,
-                   cancel_reason::shutdown);
-      finish(self);
-    },
-    [=](retire_atom, const std::string& key) {
-      // Only a channel with nothing outstanding may go: then nothing can be
-      // on its way to it.
-      auto& chans = *self->state.channels;
-      auto i = chans.find(key);
-      if (i == chans.end() || i->second.outstanding > 0)
-        return false;
-      chans.erase(i);
-      return true;
+    [=](abandon_atom) {
+      for (auto& kvp : *self->state.channels)
+        self->send(kvp.second.handle, abandon_atom::value);
     },
     [=](stats_atom) {
       auto result = self->state.stats;
-      result.running = static_cast<int>(self->state.running.size());
+      result.running = self->state.held;
       result.channels = static_cast<int>(self->state.channels->size());
       return result;
     },
@@ -436,11 +386,12 @@ caf::behavior dispatcher(dispatcher_actor* self, runner_config cfg,
 
 } // namespace
 
-caf::actor spawn_dispatcher(caf::actor_system& sys, runner_config cfg,
-                            caf::actor claim_db, caf::actor write_db,
-                            bool with_listener) {
-  return sys.spawn(dispatcher, std::move(cfg), std::move(claim_db),
-                   std::move(write_db), with_listener);
+dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
+                                  database_actor claim_db, pool_actor pool,
+                                  completer_actor completer,
+                                  runtime_actor runtime) {
+  return sys.spawn(dispatcher, std::move(ctx), std::move(claim_db),
+                   std::move(pool), std::move(completer), std::move(runtime));
 }
 
 } // namespace cafmq::actors

@@ -106,6 +106,8 @@ executor::executor(caf::actor_system& sys, std::size_t threads,
       sys.dec_detached_threads();
     }}.detach();
   }
+  if (threads == 0)
+    return;
   // The monitor: while jobs wait, every `blocked_after` it wakes threads for
   // those whose handlers block.
   sys.inc_detached_threads();
@@ -162,6 +164,27 @@ bool executor::take(const attempt_ref& ref) {
       return true;
     }
   return false;
+}
+
+std::size_t executor::run_queued() {
+  std::size_t n = 0;
+  for (;;) {
+    job next;
+    {
+      std::lock_guard<std::mutex> guard{st_->mtx};
+      if (st_->closed || st_->jobs.empty())
+        return n;
+      next = std::move(st_->jobs.front());
+      st_->jobs.pop_front();
+    }
+    next.run();
+    ++n;
+  }
+}
+
+std::size_t executor::queued() const {
+  std::lock_guard<std::mutex> guard{st_->mtx};
+  return st_->jobs.size();
 }
 
 std::vector<attempt_ref> executor::take_all() {

@@ -34,7 +34,9 @@ public:
   };
 
   /// Runs jobs on `threads` threads; `productive` of them are kept busy
-  /// before more are woken (0: the number of cores, at least 2).
+  /// before more are woken (0: the number of cores, at least 2). With no
+  /// threads, jobs wait until `run_queued` (deterministic tests run the
+  /// production jobs this way, on the test's thread).
   executor(caf::actor_system& sys, std::size_t threads,
            std::size_t productive = 0,
            std::chrono::microseconds blocked_after
@@ -49,6 +51,13 @@ public:
 
   /// Ends the threads after their current job; drops jobs not started.
   void close();
+
+  /// Runs every queued job on the calling thread, in order; returns how
+  /// many ran.
+  std::size_t run_queued();
+
+  /// Jobs waiting for a thread.
+  std::size_t queued() const;
 
   /// Takes every job that has not started out of the queue.
   std::vector<attempt_ref> take_all();

@@ -3,8 +3,8 @@
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
-#include "cafmq/actors/messages.hpp"
 #include "cafmq/error.hpp"
+#include "cafmq/sql.hpp"
 
 namespace cafmq::actors {
 
@@ -12,107 +12,143 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// Longest block in await_notification: bounds how late an exit is seen.
+/// Longest block in await_notification: bounds how late a message is seen.
 constexpr auto poll_period = 50ms;
 /// A silent connection is pinged this often to notice that it died.
 constexpr auto ping_period = 2s;
 
-// Forwards notifications on one channel as (Atom, payload) messages.
-template <class Atom>
-struct forwarder : pqxx::notification_receiver {
-  forwarder(pqxx::connection_base& c, const std::string& channel,
-            caf::actor target)
-    : pqxx::notification_receiver(c, channel), target(std::move(target)) {}
-
-  void operator()(const std::string& payload, int) override {
-    caf::anon_send(target, Atom::value, payload);
+// Collects the payloads of one LISTEN channel.
+struct collector : pqxx::notification_receiver {
+  collector(pqxx::connection_base& c, const std::string& channel)
+    : pqxx::notification_receiver(c, channel) {
+    // nop
   }
 
-  caf::actor target;
+  void operator()(const std::string& payload, int) override {
+    payloads.push_back(payload);
+  }
+
+  std::vector<std::string> payloads;
 };
 
 struct listener_state {
+  context_ptr ctx;
+  dispatcher_actor dispatcher;
+  guard_ptr guard;
   std::unique_ptr<pqxx::connection> conn; // declared first: destroyed last
-  std::unique_ptr<forwarder<ready_atom>> ready;
-  std::unique_ptr<forwarder<cancel_atom>> cancel;
+  std::unique_ptr<collector> ready;
+  std::unique_ptr<collector> cancel;
   std::chrono::steady_clock::time_point last_ping;
   std::chrono::milliseconds backoff{0};
   static inline const char* name = "cafmq.listener";
+
+  void drop() {
+    ready.reset();
+    cancel.reset();
+    conn.reset();
+  }
 };
 
-using listener_actor = caf::stateful_actor<listener_state>;
+using listener_ptr = listener_actor::stateful_pointer<listener_state>;
 
-bool connect(listener_actor* self, const std::string& url,
-             const caf::actor& dispatcher) {
+bool connect(listener_ptr self) {
   auto& st = self->state;
   try {
-    st.ready.reset();
-    st.cancel.reset();
-    st.conn = std::make_unique<pqxx::connection>(url);
-    st.ready = std::make_unique<forwarder<ready_atom>>(*st.conn, "cafmq_ready",
-                                                       dispatcher);
-    st.cancel = std::make_unique<forwarder<cancel_atom>>(
-      *st.conn, "cafmq_cancel", dispatcher);
+    st.drop();
+    st.conn = std::make_unique<pqxx::connection>(st.ctx->cfg.database_url);
+    st.ready = std::make_unique<collector>(*st.conn, "cafmq_ready");
+    st.cancel = std::make_unique<collector>(*st.conn, "cafmq_cancel");
     st.last_ping = std::chrono::steady_clock::now();
     return true;
   } catch (const std::exception& e) {
-    st.ready.reset();
-    st.cancel.reset();
-    st.conn.reset();
-    aout(self) << "cafmq: listener cannot connect, retrying: "
-               << render(from_exception(e)) << std::endl;
+    st.drop();
+    st.backoff = std::min(std::chrono::milliseconds{5000},
+                          std::max(std::chrono::milliseconds{100},
+                                   st.backoff * 2));
+    st.ctx->log(log_level::warning, "listener cannot connect, retrying",
+                {{"retry_ms", st.backoff.count()},
+                 {"error", render(from_exception(e))}});
     return false;
   }
 }
 
-caf::behavior listener(listener_actor* self, std::string url,
-                       caf::actor dispatcher) {
-  // What was spawned before LISTEN took effect sent no notification we
-  // saw: claim once more now that we listen (as after a reconnect).
-  if (connect(self, url, dispatcher))
-    self->send(dispatcher, rescan_atom::value);
-  self->send(self, poll_atom::value, 0);
+// Sends what the last wait collected: wake-ups, and cancels with the
+// channel of their task.
+void deliver(listener_ptr self) {
+  auto& st = self->state;
+  for (auto& name : st.ready->payloads)
+    self->send(st.dispatcher, ready_atom::value, name);
+  st.ready->payloads.clear();
+  auto ids = std::move(st.cancel->payloads);
+  st.cancel->payloads.clear();
+  for (auto& payload : ids) {
+    auto id = uuid::parse(payload);
+    if (!id)
+      continue;
+    pqxx::nontransaction tx{*st.conn};
+    auto rows = tx.exec_params(sql::task_channel, payload);
+    if (rows.empty())
+      continue;
+    self->send(st.dispatcher, cancel_atom::value,
+               rows[0][0].as<std::string>(), rows[0][1].as<std::string>(),
+               *id);
+  }
+}
+
+void poll(listener_ptr self) {
+  auto& st = self->state;
+  if (!st.conn) {
+    if (!connect(self)) {
+      self->delayed_send(self, st.backoff, poll_atom::value);
+      return;
+    }
+    st.backoff = 0ms;
+    self->send(st.dispatcher, rescan_atom::value);
+  }
+  try {
+    st.guard->enter(st.conn->sock());
+    auto us
+      = std::chrono::duration_cast<std::chrono::microseconds>(poll_period);
+    st.conn->await_notification(0, us.count());
+    deliver(self);
+    auto now = std::chrono::steady_clock::now();
+    if (now - st.last_ping > ping_period) {
+      pqxx::nontransaction{*st.conn}.exec("SELECT 1");
+      st.last_ping = now;
+    }
+    st.guard->leave();
+  } catch (const std::exception& e) {
+    st.guard->leave();
+    st.ctx->log(log_level::warning, "listener connection lost, reconnecting",
+                {{"error", render(from_exception(e))}});
+    st.drop();
+  }
+  self->send(self, poll_atom::value);
+}
+
+listener_actor::behavior_type listener(listener_ptr self, context_ptr ctx,
+                                       dispatcher_actor dispatcher,
+                                       guard_ptr guard) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.dispatcher = std::move(dispatcher);
+  st.guard = std::move(guard);
+  self->send(self, poll_atom::value);
   return {
-    [=](poll_atom, int) {
-      auto& st = self->state;
-      if (!st.conn) {
-        if (!connect(self, url, dispatcher)) {
-          st.backoff = std::min(std::chrono::milliseconds{5000},
-                                std::max(100ms, st.backoff * 2));
-          self->delayed_send(self, st.backoff, poll_atom::value, 0);
-          return;
-        }
-        st.backoff = 0ms;
-        self->send(dispatcher, rescan_atom::value);
-      }
-      try {
-        auto us
-          = std::chrono::duration_cast<std::chrono::microseconds>(poll_period)
-              .count();
-        st.conn->await_notification(0, us);
-        auto now = std::chrono::steady_clock::now();
-        if (now - st.last_ping > ping_period) {
-          pqxx::nontransaction{*st.conn}.exec("SELECT 1");
-          st.last_ping = now;
-        }
-      } catch (const std::exception& e) {
-        aout(self) << "cafmq: listener connection lost, reconnecting: "
-                   << render(from_exception(e)) << std::endl;
-        st.ready.reset();
-        st.cancel.reset();
-        st.conn.reset();
-      }
-      self->send(self, poll_atom::value, 0);
+    [=](poll_atom) { poll(self); },
+    [=](peers_atom, dispatcher_actor& x) {
+      self->state.dispatcher = std::move(x);
+      self->send(self->state.dispatcher, rescan_atom::value);
     },
   };
 }
 
 } // namespace
 
-caf::actor spawn_listener(caf::actor_system& sys, std::string url,
-                          caf::actor dispatcher) {
-  return sys.spawn<caf::detached>(listener, std::move(url),
-                                  std::move(dispatcher));
+listener_actor spawn_listener(caf::actor_system& sys, context_ptr ctx,
+                              dispatcher_actor dispatcher, guard_ptr guard) {
+  return sys.spawn<caf::detached>(listener, std::move(ctx),
+                                  std::move(dispatcher), std::move(guard));
 }
 
 } // namespace cafmq::actors

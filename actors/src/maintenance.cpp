@@ -2,49 +2,69 @@
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/messages.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {
 
 namespace {
 
-caf::behavior maintenance(caf::event_based_actor* self, caf::actor db,
-                          std::chrono::milliseconds interval,
-                          std::chrono::milliseconds retention, int batch) {
-  auto report = [=](caf::error& err) {
-    aout(self) << "cafmq: maintenance failed: " << render(err) << std::endl;
-    self->delayed_send(self, interval, tick_atom::value);
+struct maintenance_state {
+  context_ptr ctx;
+  database_actor db;
+  static inline const char* name = "cafmq.maintenance";
+};
+
+using maintenance_ptr
+  = maintenance_actor::stateful_pointer<maintenance_state>;
+
+maintenance_actor::behavior_type
+maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {
+  self->state.ctx = std::move(ctx);
+  self->state.db = std::move(db);
+  auto& cfg = self->state.ctx->cfg;
+  auto again_later = [=] {
+    self->delayed_send(self, self->state.ctx->cfg.maintenance_interval,
+                       tick_atom::value);
   };
-  self->delayed_send(self, interval, tick_atom::value);
+  auto report = [=](caf::error& err) {
+    self->state.ctx->log(log_level::warning, "maintenance failed",
+                         {{"error", render(err)}});
+    again_later();
+  };
+  again_later();
+  std::int32_t batch = cfg.prune_batch;
   return {
     [=](tick_atom) {
-      self->request(db, caf::infinite, expire_atom::value, batch)
+      auto& st = self->state;
+      auto timeout = st.ctx->request_timeout();
+      self->request(st.db, timeout, expire_atom::value, batch)
         .then(
           [=](std::int64_t) {
+            auto& st = self->state;
             self
-              ->request(db, caf::infinite, prune_atom::value, retention, batch)
+              ->request(st.db, timeout, prune_atom::value,
+                        caf::timespan{st.ctx->cfg.retention}, batch)
               .then(
                 [=](std::int64_t pruned) {
                   // A full batch: more are waiting, go on at once.
                   if (pruned >= batch)
                     self->send(self, tick_atom::value);
                   else
-                    self->delayed_send(self, interval, tick_atom::value);
+                    again_later();
                 },
                 report);
           },
           report);
     },
+    [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
   };
 }
 
 } // namespace
 
-caf::actor spawn_maintenance(caf::actor_system& sys, caf::actor db,
-                             std::chrono::milliseconds interval,
-                             std::chrono::milliseconds retention, int batch) {
-  return sys.spawn(maintenance, std::move(db), interval, retention, batch);
+maintenance_actor spawn_maintenance(caf::actor_system& sys, context_ptr ctx,
+                                    database_actor db) {
+  return sys.spawn(maintenance, std::move(ctx), std::move(db));
 }
 
 } // namespace cafmq::actors

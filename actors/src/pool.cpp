@@ -3,12 +3,10 @@
 #include <deque>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/messages.hpp"
-#include "cafmq/actors/worker.hpp"
+#include "attempt.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
 
@@ -16,22 +14,20 @@ namespace cafmq::actors {
 
 namespace {
 
-struct attempt_info {
-  caf::actor channel;
-  caf::actor runner; // the worker or the handler actor
-  int attempt;
+struct running_attempt {
+  channel_actor owner;
   std::shared_ptr<cancellation> token;
-  // The failure filter of a handler actor's task; empty for workers.
   failure_filter filter;
-  bool is_actor = false;
-  // A handler actor's failed request, reported when its down message tells
+  // A handler actor's handle; invalid for function handlers.
+  handler_actor handler;
+  // A handler actor's failed answer, reported when its down message tells
   // more (the exit reason).
   caf::error pending;
-  // Runs on a scheduled worker (a non-blocking handler).
-  bool is_inline = false;
-  // Queued in or running on the executor (a handler that may block).
+  // Queued in or running on the executor.
   bool pooled = false;
 };
+
+using running_map = std::unordered_map<attempt_ref, running_attempt>;
 
 struct outcome_box {
   std::mutex mtx;
@@ -53,238 +49,179 @@ struct outcome_box {
 };
 
 struct pool_state {
-  // Threads for handlers that may block; with them, attempts of such
-  // handlers queue there (as many run as it has threads) rather than in
-  // `waiting`. Without them (deterministic tests), scheduled workers in
-  // `idle` run those handlers too.
+  context_ptr ctx;
   std::shared_ptr<executor> exec;
-  // Attempts in `active` that are on the executor.
-  int pooled = 0;
-  caf::actor db;
-  // Workers for handlers that may block, when there is no executor.
-  std::vector<caf::actor> idle;
-  // Workers on the scheduler, for handlers declared non-blocking.
-  std::vector<caf::actor> idle_inline;
-  // Attempts that wait for a slot (at most max_concurrency run at once).
-  std::deque<std::pair<claimed_task, caf::actor>> waiting;
-  // Keyed by attempt: after a lost lease the same task can run here twice.
-  std::unordered_map<attempt_ref, attempt_info> active;
-  std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
-  // Cancels for attempts still on their way here (queued in a channel):
-  // applied when they start. Bounded by the attempts in flight.
-  std::unordered_map<attempt_ref, cancel_reason> early_cancels;
-  runner_config cfg;
-  caf::actor dispatcher;
-  // The runner stops: attempts that have not started are given back.
-  bool stopping = false;
-  // Outcomes of executor jobs, collected by the pool: a job that finds the
-  // box empty sends (collect_atom), so that a burst of outcomes costs one
-  // message.
+  database_actor db;
+  // Shared with the exit hook, which fires every token however we end.
+  std::shared_ptr<running_map> running = std::make_shared<running_map>();
+  // Attempts on the scheduler (inline and actor handlers).
+  int scheduled = 0;
+  // Inline and actor attempts waiting for a slot.
+  std::deque<std::pair<claimed_task, channel_actor>> waiting;
   std::shared_ptr<outcome_box> outbox = std::make_shared<outcome_box>();
-  // What this message produced, sent when it is handled (see flush): one
-  // message per channel and one to the dispatcher, and one post of new
-  // jobs to the executor.
-  std::unordered_map<caf::actor, std::vector<attempt_ref>> to_channels;
-  std::vector<task_outcome> to_dispatcher;
+  // What this message produced, sent when it is handled: one message per
+  // owner, one post to the executor.
+  std::vector<std::pair<channel_actor, std::vector<task_outcome>>> to_owners;
   std::vector<executor::job> to_executor;
-  // Handler actors still running; shared with the exit hook, which ends
-  // them so that an abandoned one cannot keep the actor system alive.
-  std::shared_ptr<std::unordered_set<caf::actor>> handlers
-    = std::make_shared<std::unordered_set<caf::actor>>();
+  bool stopping = false;
   static inline const char* name = "cafmq.pool";
 };
 
-using pool_actor = caf::stateful_actor<pool_state>;
+using pool_ptr = pool_actor::stateful_pointer<pool_state>;
 
-void start(pool_actor* self, claimed_task task, caf::actor channel);
+void start(pool_ptr self, claimed_task task, channel_actor owner);
 
-// Slots of max_concurrency in use outside the executor.
-int slots_used(const pool_state& st) {
-  return static_cast<int>(st.active.size()) - st.pooled;
+void add_outcome(pool_ptr self, const channel_actor& owner,
+                 task_outcome outcome) {
+  auto& out = self->state.to_owners;
+  auto i = std::find_if(out.begin(), out.end(),
+                        [&](auto& x) { return x.first == owner; });
+  if (i == out.end()) {
+    out.emplace_back(owner, std::vector<task_outcome>{});
+    i = out.end() - 1;
+  }
+  i->second.push_back(std::move(outcome));
 }
 
-// Starts waiting attempts while slots are free.
-void start_waiting(pool_actor* self) {
+void start_waiting(pool_ptr self) {
   auto& st = self->state;
-  while (!st.waiting.empty() && slots_used(st) < st.cfg.max_concurrency) {
+  while (!st.waiting.empty() && st.scheduled < st.ctx->cfg.max_concurrency) {
     auto next = std::move(st.waiting.front());
     st.waiting.pop_front();
     start(self, std::move(next.first), std::move(next.second));
   }
 }
 
-// Reports an ended attempt once; later reports of the same attempt (say, the
-// down message after a handler actor's error reply) are ignored.
-void report(pool_actor* self, task_outcome outcome) {
+// Reports an ended attempt once; later reports of the same attempt (the
+// down message after a handler actor's error answer) are ignored.
+void report(pool_ptr self, task_outcome outcome) {
   auto& st = self->state;
-  auto i = st.active.find(outcome.ref);
-  if (i == st.active.end())
+  auto i = st.running->find(outcome.ref);
+  if (i == st.running->end())
     return;
-  auto info = std::move(i->second);
-  st.active.erase(i);
-  if (info.pooled)
-    --st.pooled;
-  st.early_cancels.erase(outcome.ref);
-  st.to_channels[info.channel].push_back(outcome.ref);
-  st.to_dispatcher.push_back(std::move(outcome));
+  auto x = std::move(i->second);
+  st.running->erase(i);
+  if (!x.pooled)
+    --st.scheduled;
+  add_outcome(self, x.owner, std::move(outcome));
   start_waiting(self);
 }
 
 // Sends what the current message produced.
-void flush(pool_actor* self) {
+void flush(pool_ptr self) {
   auto& st = self->state;
   if (!st.to_executor.empty()) {
     st.exec->post(std::move(st.to_executor));
     st.to_executor.clear();
   }
-  for (auto& kvp : st.to_channels)
+  for (auto& kvp : st.to_owners)
     self->send(kvp.first, done_atom::value, std::move(kvp.second));
-  st.to_channels.clear();
-  if (!st.to_dispatcher.empty()) {
-    self->send(st.dispatcher, done_atom::value, std::move(st.to_dispatcher));
-    st.to_dispatcher.clear();
-  }
+  st.to_owners.clear();
 }
 
-// The failure filter of a task: its own, or the runner's.
-failure_filter filter_of(const pool_state& st, const std::string& name) {
-  if (auto i = st.actor_tasks.find(name); i != st.actor_tasks.end())
-    if (i->second->is_failure)
-      return i->second->is_failure;
-  if (auto def = st.cfg.tasks ? st.cfg.tasks->find(name) : nullptr)
-    if (def->is_failure)
-      return def->is_failure;
-  return st.cfg.is_failure;
-}
-
-// Ends an attempt that never started: a stop gives it back, a cancel ends
-// it without running the handler, a lost lease leaves nothing to write.
-void end_unstarted(pool_actor* self, const claimed_task& task,
-                   const caf::actor& channel, cancel_reason why) {
-  auto& st = self->state;
-  attempt_ref ref{task.id, task.attempt};
-  st.early_cancels.erase(ref);
-  auto outcome = unstarted_outcome(ref, why, filter_of(st, task.name));
-  st.to_channels[channel].push_back(outcome.ref);
-  st.to_dispatcher.push_back(std::move(outcome));
-}
-
-// Time left until the attempt's timeout or deadline, whichever comes
-// first, for an attempt starting at `now`, and which of the two it is.
-std::optional<std::pair<std::chrono::microseconds, cancel_reason>>
-limit_of(const claimed_task& task, std::chrono::steady_clock::time_point now) {
-  std::optional<std::chrono::microseconds> left;
-  auto why = cancel_reason::timeout;
+// Arms the attempt's timeout, which counts from its start; the owner
+// decides what it means.
+void arm_timeout(const claimed_task& task, const channel_actor& owner) {
   if (task.timeout)
-    left = *task.timeout;
-  if (task.deadline_in) {
-    // The deadline counts from the claim, not from the start.
-    auto deadline_in = *task.deadline_in;
-    if (task.received != std::chrono::steady_clock::time_point{})
-      deadline_in -= std::chrono::duration_cast<std::chrono::microseconds>(
-        now - task.received);
-    if (!left || deadline_in < *left) {
-      left = deadline_in;
-      why = cancel_reason::deadline;
-    }
-  }
-  if (!left)
-    return std::nullopt;
-  return std::make_pair(std::max(std::chrono::microseconds{0}, *left), why);
+    caf::delayed_anon_send(owner, *task.timeout, deadline_atom::value,
+                           attempt_ref{task.id, task.attempt},
+                           cancel_reason::timeout);
 }
 
-// Arms the attempt's timeout or deadline, whichever comes first.
-void arm_limits(pool_actor* self, const claimed_task& task) {
-  if (auto limit = limit_of(task, self->clock().now()))
-    self->delayed_send(self, limit->first, deadline_atom::value, task.id,
-                       task.attempt, limit->second);
-}
-
-void fire(pool_actor* self, attempt_info& info, cancel_reason why) {
-  if (info.token->cancel(why) && info.is_actor)
-    self->send(info.runner, cancel_atom::value, why);
-}
-
-// The outcome of a handler actor's attempt, judged like a worker's.
-task_outcome judged(pool_actor* self, const attempt_ref& ref,
+// The outcome of a handler actor's attempt, judged like a function's.
+task_outcome judged(pool_ptr self, const attempt_ref& ref,
                     const caf::error& err) {
   task_outcome result;
   result.ref = ref;
-  auto i = self->state.active.find(ref);
-  if (i == self->state.active.end())
+  auto i = self->state.running->find(ref);
+  if (i == self->state.running->end())
     return result;
   return judge(result, err, false, *i->second.token, i->second.filter);
 }
 
-void run_actor_handler(pool_actor* self, const actor_task_definition& def,
-                       claimed_task task, caf::actor channel) {
-  auto handler = def.spawn(self->system());
-  self->state.handlers->insert(handler);
-  self->monitor(handler);
-  auto filter = filter_of(self->state, def.name);
-  self->state.active[attempt_ref{task.id, task.attempt}]
-    = attempt_info{channel,
-                   handler,
-                   task.attempt,
-                   std::make_shared<cancellation>(),
-                   std::move(filter),
-                   true,
-                   {}};
-  arm_limits(self, task);
+// Runs a handler actor's behavior with an exception handler that keeps
+// the exception's text for last_error.
+handler_actor::behavior_type
+supervised_handler(handler_actor::pointer self,
+                   actor_task_definition::behavior_fn make) {
+  self->set_exception_handler(
+    [](caf::scheduled_actor*, std::exception_ptr& ptr) -> caf::error {
+      try {
+        std::rethrow_exception(ptr);
+      } catch (const std::exception& e) {
+        return make_error(errc::handler_failed,
+                          std::string{"handler actor threw: "} + e.what());
+      } catch (...) {
+        return make_error(errc::handler_failed,
+                          "handler actor threw an unknown exception");
+      }
+    });
+  return make(self);
+}
+
+void run_actor_handler(pool_ptr self, const actor_task_definition& def,
+                       claimed_task task, channel_actor owner) {
+  auto& st = self->state;
+  auto handler = self->spawn<caf::monitored>(supervised_handler, def.behavior);
   attempt_ref ref{task.id, task.attempt};
-  self->request(handler, caf::infinite, run_atom::value, task)
+  running_attempt x;
+  x.owner = owner;
+  x.token = std::make_shared<cancellation>();
+  x.filter = st.ctx->filter_of(def.name);
+  x.handler = handler;
+  (*st.running)[ref] = std::move(x);
+  ++st.scheduled;
+  arm_timeout(task, owner);
+  // Bounded by the handler's own limits and the grace period, not by this
+  // request: it waits as long as the handler runs.
+  self->request(handler, caf::infinite, run_atom::value, std::move(task))
     .then(
       [=](bool) {
         report(self, judged(self, ref, caf::none));
         flush(self);
-        self->demonitor(handler);
+        self->demonitor(handler.address());
         self->send_exit(handler, caf::exit_reason::user_shutdown);
-        self->state.handlers->erase(handler);
       },
       [=](caf::error& err) {
         if (err == caf::sec::request_receiver_down
             || err == caf::sec::unexpected_response) {
-          // The actor died or answered nonsense: its down message decides.
-          auto i = self->state.active.find(ref);
-          if (i != self->state.active.end())
+          // It died or answered nonsense: its down message decides.
+          auto i = self->state.running->find(ref);
+          if (i != self->state.running->end())
             i->second.pending = std::move(err);
         } else {
           report(self, judged(self, ref, err));
           flush(self);
+          self->demonitor(handler.address());
         }
         self->send_exit(handler, caf::exit_reason::user_shutdown);
-        self->state.handlers->erase(handler);
       });
 }
 
-// Queues an attempt of a handler that may block on the executor. It starts
-// when a thread is free: then it arms its own timeout and deadline, or ends
-// without running if it was cancelled while it waited.
-void post(pool_actor* self, claimed_task task, caf::actor channel) {
+// Queues an attempt of a handler that may block on the executor. It
+// starts when a thread is free: then it arms its timeout, or ends without
+// running if it was cancelled while it waited.
+void post(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& st = self->state;
   attempt_ref ref{task.id, task.attempt};
-  auto token = std::make_shared<cancellation>();
-  attempt_info info;
-  info.channel = std::move(channel);
-  info.attempt = task.attempt;
-  info.token = token;
-  auto filter = filter_of(st, task.name);
-  info.filter = filter;
-  info.pooled = true;
-  st.active[ref] = std::move(info);
-  ++st.pooled;
-  auto pool = caf::actor_cast<caf::actor>(self);
-  auto& sys = self->system();
-  auto run = [task = std::move(task), token, pool, &sys, tasks = st.cfg.tasks,
-              filter, db = st.db, ref, box = st.outbox] {
+  running_attempt x;
+  x.owner = owner;
+  x.token = std::make_shared<cancellation>();
+  x.filter = st.ctx->filter_of(task.name);
+  x.pooled = true;
+  auto token = x.token;
+  auto filter = x.filter;
+  (*st.running)[ref] = std::move(x);
+  auto run = [task = std::move(task), token, filter, owner,
+              pool = caf::actor_cast<pool_actor>(self), &sys = self->system(), ctx = st.ctx,
+              db = st.db, ref, box = st.outbox] {
     task_outcome outcome;
     if (token->cancelled()) {
       outcome = unstarted_outcome(ref, token->reason(), filter);
     } else {
-      if (auto limit = limit_of(task, std::chrono::steady_clock::now()))
-        caf::delayed_anon_send(pool, limit->first, deadline_atom::value,
-                               task.id, task.attempt, limit->second);
-      outcome = run_attempt(*tasks, filter, sys, db, task, token);
+      arm_timeout(task, owner);
+      outcome = run_attempt(*ctx->cfg.tasks, filter, sys, db,
+                            ctx->request_timeout(), task, token);
     }
     if (box->put(std::move(outcome)))
       caf::anon_send(pool, collect_atom::value);
@@ -292,142 +229,141 @@ void post(pool_actor* self, claimed_task task, caf::actor channel) {
   st.to_executor.push_back({ref, std::move(run)});
 }
 
-void start(pool_actor* self, claimed_task task, caf::actor channel) {
+// Runs a non-blocking handler on the scheduler.
+void run_inline(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& st = self->state;
-  if (st.stopping) {
-    end_unstarted(self, task, channel, cancel_reason::shutdown);
-    return;
-  }
-  // A cancel that overtook the attempt on its way here.
-  if (auto i = st.early_cancels.find({task.id, task.attempt});
-      i != st.early_cancels.end()) {
-    end_unstarted(self, task, channel, i->second);
-    return;
-  }
-  auto def = st.cfg.tasks ? st.cfg.tasks->find(task.name) : nullptr;
-  if (st.exec && def != nullptr && def->blocking
-      && st.actor_tasks.count(task.name) == 0) {
-    post(self, std::move(task), std::move(channel));
-    return;
-  }
-  if (slots_used(st) >= st.cfg.max_concurrency) {
-    st.waiting.emplace_back(std::move(task), std::move(channel));
-    return;
-  }
-  auto i = st.actor_tasks.find(task.name);
-  if (i != st.actor_tasks.end()) {
-    run_actor_handler(self, *i->second, std::move(task), std::move(channel));
-    return;
-  }
-  // Free slot and a function handler: a worker of each kind is idle (one
-  // per slot).
-  auto is_inline = def != nullptr && !def->blocking;
-  auto& idle = is_inline ? st.idle_inline : st.idle;
-  auto worker = idle.back();
-  idle.pop_back();
-  auto token = std::make_shared<cancellation>();
-  st.active[attempt_ref{task.id, task.attempt}] = attempt_info{
-    std::move(channel), worker, task.attempt, token, nullptr, false, {},
-    is_inline};
-  arm_limits(self, task);
-  self->send(worker, run_atom::value, std::move(task), std::move(token));
+  attempt_ref ref{task.id, task.attempt};
+  running_attempt x;
+  x.owner = owner;
+  x.token = std::make_shared<cancellation>();
+  x.filter = st.ctx->filter_of(task.name);
+  auto token = x.token;
+  auto filter = x.filter;
+  (*st.running)[ref] = std::move(x);
+  ++st.scheduled;
+  arm_timeout(task, owner);
+  auto job = self->spawn(
+    [task = std::move(task), token, filter, pool = caf::actor_cast<pool_actor>(self),
+     ctx = st.ctx, db = st.db](job_actor::pointer me)
+      -> job_actor::behavior_type {
+      return {
+        [=](run_atom) {
+          auto outcome = run_attempt(*ctx->cfg.tasks, filter, me->system(), db,
+                                     ctx->request_timeout(), task, token);
+          me->send(pool, done_atom::value, std::move(outcome));
+          me->quit();
+        },
+      };
+    });
+  self->send(job, run_atom::value);
 }
 
-caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
-                   caf::actor dispatcher) {
+void start(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& st = self->state;
-  st.cfg = std::move(cfg);
-  st.dispatcher = std::move(dispatcher);
-  for (auto& def : st.cfg.actor_tasks)
-    st.actor_tasks.emplace(def.name, &def);
-  st.db = db;
-  auto me = caf::actor_cast<caf::actor>(self);
-  if (st.cfg.detached_workers)
-    st.exec = std::make_shared<executor>(
-      self->system(), static_cast<std::size_t>(st.cfg.max_concurrency));
-  for (int i = 0; i < st.cfg.max_concurrency; ++i) {
-    if (!st.exec)
-      st.idle.push_back(
-        spawn_worker(self->system(), st.cfg.tasks, st.cfg.is_failure, db, me));
-    st.idle_inline.push_back(
-      spawn_worker(self->system(), st.cfg.tasks, st.cfg.is_failure, db, me));
+  attempt_ref ref{task.id, task.attempt};
+  if (st.stopping) {
+    add_outcome(self, owner,
+                unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
+    return;
   }
-  auto workers = st.idle;
-  workers.insert(workers.end(), st.idle_inline.begin(), st.idle_inline.end());
-  self->attach_functor(
-    [workers, handlers = st.handlers, exec = st.exec](const caf::error&) {
-      if (exec)
-        exec->close();
-      for (auto& w : workers)
-        caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-      for (auto& h : *handlers)
-        caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
-    });
-  self->set_down_handler([=](caf::down_msg& msg) {
-    // A handler actor ended; if it had not replied, its attempt failed.
-    auto& st = self->state;
-    for (auto h = st.handlers->begin(); h != st.handlers->end(); ++h)
-      if (h->address() == msg.source) {
-        st.handlers->erase(h);
-        break;
-      }
-    for (auto& kvp : st.active) {
-      if (kvp.second.runner.address() != msg.source)
-        continue;
-      // Our own shutdown of it is no news; then the failed reply is.
-      auto reason = msg.reason;
-      if (!reason || reason == caf::exit_reason::user_shutdown)
-        reason = kvp.second.pending;
-      auto failure
-        = make_error(errc::handler_failed,
-                     "handler actor failed: "
-                       + (reason ? render(reason)
-                                 : std::string{"it exited without replying"}));
-      report(self, judged(self, kvp.first, failure));
-      flush(self);
-      return;
+  auto actor_def = st.ctx->actor_task(task.name);
+  auto def = st.ctx->cfg.tasks ? st.ctx->cfg.tasks->find(task.name) : nullptr;
+  if (actor_def == nullptr && def != nullptr && def->blocking) {
+    post(self, std::move(task), std::move(owner));
+    return;
+  }
+  if (st.scheduled >= st.ctx->cfg.max_concurrency) {
+    st.waiting.emplace_back(std::move(task), std::move(owner));
+    return;
+  }
+  if (actor_def != nullptr)
+    run_actor_handler(self, *actor_def, std::move(task), std::move(owner));
+  else
+    run_inline(self, std::move(task), std::move(owner));
+}
+
+void fire(pool_ptr self, const attempt_ref& ref, running_attempt& x,
+          cancel_reason why) {
+  if (!x.token->cancel(why) || !x.handler)
+    return;
+  self->send(x.handler, cancel_atom::value, why);
+  self->delayed_send(self, self->state.ctx->cfg.handler_grace,
+                     kill_atom::value, ref);
+}
+
+void handler_down(pool_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  for (auto& kvp : *st.running) {
+    if (!kvp.second.handler || kvp.second.handler.address() != msg.source)
+      continue;
+    // Our own shutdown of it is no news; then the failed answer is.
+    auto reason = msg.reason;
+    if (!reason || reason == caf::exit_reason::user_shutdown)
+      reason = kvp.second.pending;
+    caf::error failure;
+    if (code_of(reason) == errc::handler_failed)
+      failure = reason;
+    else
+      failure = make_error(errc::handler_failed,
+                           "handler actor failed: "
+                             + (reason ? render(reason)
+                                       : std::string{"it exited without "
+                                                     "answering"}));
+    report(self, judged(self, kvp.first, failure));
+    flush(self);
+    return;
+  }
+}
+
+pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
+                               std::shared_ptr<executor> exec,
+                               database_actor db) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.exec = std::move(exec);
+  st.db = std::move(db);
+  self->attach_functor([running = st.running, exec = st.exec](
+                         const caf::error&) {
+    // However we end, handlers learn it: tokens fire, actors go.
+    exec->close();
+    for (auto& kvp : *running) {
+      kvp.second.token->cancel(cancel_reason::shutdown);
+      if (kvp.second.handler)
+        caf::anon_send_exit(kvp.second.handler, caf::exit_reason::kill);
     }
   });
+  self->set_down_handler(
+    [=](caf::down_msg& msg) { handler_down(self, msg); });
   return {
+    [=](run_atom, std::vector<claimed_task>& tasks) {
+      auto owner = caf::actor_cast<channel_actor>(self->current_sender());
+      for (auto& task : tasks)
+        start(self, std::move(task), owner);
+      flush(self);
+    },
     [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
-      // The dispatcher only cancels attempts it handed out: one that is not
-      // here yet is still queued in its channel (or just ended).
       auto& st = self->state;
-      auto i = st.active.find(ref);
-      if (i != st.active.end()) {
-        // Queued on the executor: it ends now, without running.
+      auto i = st.running->find(ref);
+      if (i != st.running->end()) {
+        // Still waiting for a thread: it ends now, without running.
         if (i->second.pooled && st.exec->take(ref)) {
           report(self, unstarted_outcome(ref, why, i->second.filter));
           flush(self);
           return;
         }
-        fire(self, i->second, why);
+        fire(self, ref, i->second, why);
         return;
       }
-      // Waiting for a slot: it ends without running.
       for (auto w = st.waiting.begin(); w != st.waiting.end(); ++w) {
         if (w->first.id == ref.id && w->first.attempt == ref.attempt) {
-          auto entry = std::move(*w);
+          auto owner = std::move(w->second);
+          auto filter = st.ctx->filter_of(w->first.name);
           st.waiting.erase(w);
-          end_unstarted(self, entry.first, entry.second, why);
+          add_outcome(self, owner, unstarted_outcome(ref, why, filter));
           flush(self);
           return;
         }
       }
-      if (st.early_cancels.size() >= 10000)
-        st.early_cancels.clear(); // stale entries of attempts that ended
-      st.early_cancels.emplace(ref, why);
-    },
-    [=](deadline_atom, const uuid& id, int attempt, cancel_reason why) {
-      auto i = self->state.active.find(attempt_ref{id, attempt});
-      if (i != self->state.active.end())
-        fire(self, i->second, why);
-    },
-    [=](run_atom, std::vector<claimed_task>& tasks) {
-      auto channel = caf::actor_cast<caf::actor>(self->current_sender());
-      for (auto& task : tasks)
-        start(self, std::move(task), channel);
-      flush(self);
     },
     [=](collect_atom) {
       for (auto& outcome : self->state.outbox->take())
@@ -435,29 +371,38 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
       flush(self);
     },
     [=](done_atom, task_outcome& outcome) {
-      auto& st = self->state;
-      // From a worker actor: it is free now.
-      auto worker = caf::actor_cast<caf::actor>(self->current_sender());
-      auto i = st.active.find(outcome.ref);
-      if (worker && (i == st.active.end() || !i->second.pooled)) {
-        if (i != st.active.end() && i->second.is_inline)
-          st.idle_inline.push_back(std::move(worker));
-        else
-          st.idle.push_back(std::move(worker));
-      }
       report(self, std::move(outcome));
       flush(self);
     },
+    [=](kill_atom, const attempt_ref& ref) {
+      auto& st = self->state;
+      auto i = st.running->find(ref);
+      if (i == st.running->end() || !i->second.handler)
+        return;
+      auto handler = i->second.handler;
+      auto why = i->second.token->reason();
+      self->demonitor(handler.address());
+      self->send_exit(handler, caf::exit_reason::kill);
+      auto failure = make_error(
+        errc::handler_failed,
+        "handler actor ignored its " + to_string(why) + " for "
+          + std::to_string(st.ctx->cfg.handler_grace.count())
+          + " ms and was killed");
+      report(self, judged(self, ref, failure));
+      flush(self);
+    },
+    [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
     [=](stop_atom) {
       auto& st = self->state;
       st.stopping = true;
       auto waiting = std::move(st.waiting);
       st.waiting.clear();
       for (auto& entry : waiting)
-        end_unstarted(self, entry.first, entry.second, cancel_reason::shutdown);
-      if (st.exec)
-        for (auto& ref : st.exec->take_all())
-          report(self, unstarted_outcome(ref, cancel_reason::shutdown, {}));
+        add_outcome(self, entry.second,
+                    unstarted_outcome({entry.first.id, entry.first.attempt},
+                                      cancel_reason::shutdown, nullptr));
+      for (auto& ref : st.exec->take_all())
+        report(self, unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
       flush(self);
     },
   };
@@ -465,9 +410,9 @@ caf::behavior pool(pool_actor* self, runner_config cfg, caf::actor db,
 
 } // namespace
 
-caf::actor spawn_pool(caf::actor_system& sys, const runner_config& cfg,
-                      caf::actor db, caf::actor dispatcher) {
-  return sys.spawn(pool, cfg, std::move(db), std::move(dispatcher));
+pool_actor spawn_pool(caf::actor_system& sys, context_ptr ctx,
+                      std::shared_ptr<executor> exec, database_actor db) {
+  return sys.spawn(pool, std::move(ctx), std::move(exec), std::move(db));
 }
 
 } // namespace cafmq::actors

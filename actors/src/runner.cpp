@@ -3,9 +3,7 @@
 #include <caf/all.hpp>
 #include <unistd.h>
 
-#include "cafmq/actors/database.hpp"
-#include "cafmq/actors/dispatcher.hpp"
-#include "cafmq/actors/messages.hpp"
+#include "cafmq/actors/supervisor.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/queue_connection.hpp"
@@ -21,32 +19,37 @@ std::string default_node() {
 }
 
 caf::error check(runner_config& cfg) {
+  auto invalid = [](std::string what) {
+    return make_error(errc::invalid_argument, std::move(what));
+  };
   if (cfg.database_url.empty())
-    return make_error(errc::invalid_argument, "no database URL configured");
+    return invalid("no database URL configured");
   if (!cfg.tasks)
     cfg.tasks = std::make_shared<registry>();
   if (cfg.task_names().empty())
-    return make_error(errc::invalid_argument, "no task definitions given");
+    return invalid("no task definitions given");
   for (auto& def : cfg.actor_tasks) {
-    if (!def.spawn)
-      return make_error(errc::invalid_argument,
-                        "actor task " + def.name + " has no spawn function");
+    if (!def.behavior)
+      return invalid("actor task " + def.name + " has no behavior");
     if (cfg.tasks->find(def.name) != nullptr)
       return make_error(errc::invalid_name,
                         "task " + def.name + " is defined twice");
   }
   if (cfg.min_concurrency < 1 || cfg.max_concurrency < cfg.min_concurrency)
-    return make_error(errc::invalid_argument,
-                      "concurrency needs 1 <= min <= max, got min "
-                        + std::to_string(cfg.min_concurrency) + " max "
-                        + std::to_string(cfg.max_concurrency));
+    return invalid("concurrency needs 1 <= min <= max, got min "
+                   + std::to_string(cfg.min_concurrency) + " max "
+                   + std::to_string(cfg.max_concurrency));
   if (cfg.prefetch < 0 || cfg.prefetch > 100000)
-    return make_error(errc::invalid_argument,
-                      "prefetch must be between 0 and 100000, got "
-                        + std::to_string(cfg.prefetch));
+    return invalid("prefetch must be between 0 and 100000, got "
+                   + std::to_string(cfg.prefetch));
   if (cfg.keep_alive_interval >= cfg.lease)
-    return make_error(errc::invalid_argument,
-                      "the keep-alive interval must be shorter than the lease");
+    return invalid("the keep-alive interval must be shorter than the lease");
+  if (cfg.request_timeout.count() <= 0 || cfg.handler_grace.count() < 0
+      || cfg.shutdown_timeout.count() < 0)
+    return invalid("request timeout must be positive, handler grace and "
+                   "shutdown timeout not negative");
+  if (cfg.max_lost_attempts < 0 || cfg.max_restarts < 0)
+    return invalid("max lost attempts and max restarts must not be negative");
   if (cfg.node.empty())
     cfg.node = default_node();
   return caf::none;
@@ -63,8 +66,8 @@ std::vector<std::string> runner_config::task_names() const {
   return result;
 }
 
-caf::expected<caf::actor> spawn_runner(caf::actor_system& sys,
-                                       runner_config cfg) {
+caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
+                                          runner_config cfg) {
   if (auto err = check(cfg))
     return err;
   // The start-up connection checks the schema and then claims: the first
@@ -77,17 +80,19 @@ caf::expected<caf::actor> spawn_runner(caf::actor_system& sys,
     if (!migrated)
       return std::move(migrated.error());
   }
-  auto claim_db
-    = sys.spawn<caf::detached>(database, cfg.database_url, std::move(*conn));
-  auto write_db = sys.spawn<caf::detached>(database, cfg.database_url,
-                                           std::shared_ptr<queue_connection>{});
-  return spawn_dispatcher(sys, std::move(cfg), claim_db, write_db, true);
+  runtime_parts parts;
+  parts.startup = std::move(*conn);
+  return spawn_runtime(sys, std::move(cfg), std::move(parts));
 }
 
 struct runner::impl {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
-  caf::actor dispatcher;
+  runtime_actor runtime;
+  // How long stop() waits at most.
+  caf::timespan stop_bound;
+  caf::timespan request_timeout;
+  runner_stats last_stats;
   bool stopped = false;
 };
 
@@ -101,37 +106,46 @@ runner::~runner() {
 
 caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   auto ptr = std::make_unique<impl>();
+  add_message_types(ptr->cfg);
   // Work sharing wakes an idle scheduler thread with a condition variable.
   // CAF's default, work stealing, polls: an idle thread sleeps up to 10 ms
   // between polls, which a task's pickup latency would pay, and its 50 us
   // polling naps cost CPU that PostgreSQL needs under load.
   ptr->cfg.set("scheduler.policy", caf::atom("sharing"));
   ptr->sys = std::make_unique<caf::actor_system>(ptr->cfg);
-  auto dispatcher = spawn_runner(*ptr->sys, std::move(cfg));
-  if (!dispatcher)
-    return std::move(dispatcher.error());
-  ptr->dispatcher = std::move(*dispatcher);
+  ptr->stop_bound = cfg.shutdown_timeout + cfg.handler_grace
+                    + 2 * cfg.request_timeout;
+  ptr->request_timeout = cfg.request_timeout;
+  auto runtime = spawn_runner(*ptr->sys, std::move(cfg));
+  if (!runtime)
+    return std::move(runtime.error());
+  ptr->runtime = std::move(*runtime);
   return std::unique_ptr<runner>{new runner(std::move(ptr))};
 }
 
 void runner::stop() {
   if (impl_->stopped)
     return;
+  stats();
   impl_->stopped = true;
   caf::scoped_actor self{*impl_->sys};
-  self->request(impl_->dispatcher, caf::infinite, stop_atom::value)
+  self->request(impl_->runtime, impl_->stop_bound, stop_atom::value)
     .receive([](bool) {}, [](caf::error&) {});
-  impl_->dispatcher = nullptr;
+  caf::anon_send_exit(impl_->runtime, caf::exit_reason::user_shutdown);
 }
 
 runner_stats runner::stats() {
-  runner_stats result;
   if (impl_->stopped)
-    return result;
+    return impl_->last_stats;
   caf::scoped_actor self{*impl_->sys};
-  self->request(impl_->dispatcher, caf::infinite, stats_atom::value)
-    .receive([&](const runner_stats& x) { result = x; }, [](caf::error&) {});
-  return result;
+  self->request(impl_->runtime, impl_->request_timeout, stats_atom::value)
+    .receive([&](const runner_stats& x) { impl_->last_stats = x; },
+             [](caf::error&) {});
+  return impl_->last_stats;
+}
+
+runtime_actor runner::handle() const {
+  return impl_->runtime;
 }
 
 } // namespace cafmq::actors

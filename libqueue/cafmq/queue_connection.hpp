@@ -30,6 +30,11 @@ struct claim_request {
   int limit = 32;
   /// Lease of each claimed attempt; renew it with keep-alive.
   std::chrono::microseconds lease = std::chrono::seconds{30};
+  /// A task whose attempts were lost this many times in a row ends failed
+  /// instead of running again; 0: no limit.
+  int max_lost = 5;
+  /// Channel names not to claim from (paused here).
+  std::vector<std::string> paused;
 };
 
 /// Where the fair round-robin over channels continues.

@@ -2,17 +2,22 @@
 
 // A stand-in database actor and a deterministic fixture for runtime tests.
 // The queue rules are tested against PostgreSQL in the db suites; these
-// tests drive the actors' flow on CAF's test coordinator with virtual time.
+// tests drive the runtime's actors on CAF's test coordinator with virtual
+// time, on the production paths: the supervisor spawns the real children,
+// handlers that may block run as the pool's executor jobs (on the test's
+// thread: an executor without threads runs its queue when told), and
+// non-blocking and actor handlers run on the scheduler.
 // Include after defining CAF_SUITE and including caf/test/dsl.hpp.
 
 #include <deque>
 #include <map>
 #include <set>
 
-#include "cafmq/actors/dispatcher.hpp"
-#include "cafmq/actors/messages.hpp"
+#include "cafmq/actors/supervisor.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/error.hpp"
+#include "executor.hpp"
+#include "supervisor_state.hpp"
 
 namespace cafmq::test {
 
@@ -26,14 +31,19 @@ struct fake_db_log {
   std::chrono::microseconds idle_wait = 60s;
   int claim_calls = 0;
   std::vector<int> claim_limits; // the limit of each claim
+  std::vector<claim_request> requests;
   // After `claims` ran out: a backlog of this many "ok" tasks, claimed up to
   // each claim's limit.
   int backlog = 0;
+  // Claims fail as if the connection were gone.
+  bool fail_claims = false;
 
   std::vector<write_batch> records;
   bool fail_records = false; // records fail as if the database were down
   std::vector<std::vector<attempt_ref>> renewals;
   std::set<uuid> cancel_requested; // reported by renewals
+  std::set<uuid> not_owned;        // left out of renewals: lease lost
+  std::vector<std::pair<attempt_ref, checkpoint>> checkpoints;
   int prunes = 0;
   int expires = 0;
   std::int64_t prune_answer = 0;
@@ -43,6 +53,7 @@ inline claimed_task make_task(std::string name, std::string json = "null") {
   claimed_task t;
   t.id = uuid::random();
   t.name = std::move(name);
+  t.channel_name = "default";
   t.attempt = 1;
   t.max_attempts = 5;
   t.payload_json = std::move(json);
@@ -51,11 +62,15 @@ inline claimed_task make_task(std::string name, std::string json = "null") {
 
 // Stands in for a database actor: the queue rules are tested against
 // PostgreSQL in the db suites; here only the runtime's flow matters.
-inline behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
+inline database_actor::behavior_type fake_db(database_actor::pointer,
+                                             std::shared_ptr<fake_db_log> log) {
   return {
-    [=](claim_atom, const claim_request& req) {
+    [=](claim_atom, const claim_request& req) -> caf::result<claim_result> {
       ++log->claim_calls;
       log->claim_limits.push_back(req.limit);
+      log->requests.push_back(req);
+      if (log->fail_claims)
+        return make_error(errc::database_unavailable, "down");
       if (log->claims.empty() && log->backlog > 0) {
         claim_result batch;
         for (; log->backlog > 0
@@ -73,54 +88,37 @@ inline behavior fake_db(event_based_actor*, std::shared_ptr<fake_db_log> log) {
       log->claims.pop_front();
       return result;
     },
-    [=](record_atom, const write_batch& batch) -> result<bool> {
+    [=](record_atom, const write_batch& batch) -> caf::result<bool> {
       if (log->fail_records)
         return make_error(errc::database_unavailable, "down");
       log->records.push_back(batch);
       return true;
     },
-    [=](renew_atom, const std::vector<attempt_ref>& refs,
-        std::chrono::milliseconds) {
+    [=](renew_atom, const std::vector<attempt_ref>& refs, caf::timespan) {
       log->renewals.push_back(refs);
       std::vector<lease_state> owned;
       for (auto& x : refs)
-        owned.push_back({x.id, log->cancel_requested.count(x.id) > 0});
+        if (log->not_owned.count(x.id) == 0)
+          owned.push_back({x.id, log->cancel_requested.count(x.id) > 0});
       return owned;
     },
-    [=](prune_atom, std::chrono::milliseconds, int) {
+    [=](checkpt_atom, const attempt_ref& x, const checkpoint& cp) {
+      log->checkpoints.emplace_back(x, cp);
+      return true;
+    },
+    [=](prune_atom, caf::timespan, std::int32_t) {
       ++log->prunes;
       return log->prune_answer;
     },
-    [=](expire_atom, int) {
+    [=](expire_atom, std::int32_t) {
       ++log->expires;
       return std::int64_t{0};
     },
+    [=](cancel_atom, const uuid&) { return std::string{"requested"}; },
+    [=](status_atom, const uuid&) -> caf::result<task_status> {
+      return make_error(errc::unknown_task, "not in the stand-in");
+    },
   };
-}
-
-// Handler actors for the supervision tests.
-inline behavior good_handler(event_based_actor*) {
-  return {[](run_atom, const claimed_task&) {
-    return true;
-  }};
-}
-
-inline behavior throwing_handler(event_based_actor*) {
-  return {[](run_atom, const claimed_task&) -> bool {
-    throw std::runtime_error("kaputt");
-  }};
-}
-
-inline behavior refusing_handler(event_based_actor*) {
-  return {[](run_atom, const claimed_task&) -> result<bool> {
-    return make_error(errc::payload_mismatch, "cannot read this");
-  }};
-}
-
-inline behavior quitting_handler(event_based_actor* self) {
-  return {[=](run_atom, const claimed_task&) {
-    self->quit(make_error(errc::handler_failed, "gave up"));
-  }};
 }
 
 struct fixture : test_coordinator_fixture<> {
@@ -137,86 +135,140 @@ struct fixture : test_coordinator_fixture<> {
                   return x ? caf::error{} : x.error();
                 },
                 {}});
+    task_definition quick{"quick",
+                          [](current_task&) { return caf::error{}; },
+                          {}};
+    quick.blocking = false;
+    tasks->add(quick);
     cfg.tasks = tasks;
     cfg.node = "test";
     cfg.min_concurrency = 2;
     cfg.max_concurrency = 4;
-    cfg.detached_workers = false;
     cfg.max_poll_wait = 5s;
     cfg.keep_alive_interval = 10s;
     cfg.shutdown_timeout = 30s;
+    cfg.maintenance_interval = 1h;
     // A fixed claim-ahead (set per test): no throughput estimate.
     cfg.prefetch = 0;
     cfg.prefetch_window = 0s;
-    db = sys.spawn(fake_db, log);
+    // The log goes to the test's record, not to stderr.
+    cfg.log = [logs = logs](const log_record& x) { logs->push_back(x); };
   }
 
-  // Starts a dispatcher that claims one task, keeps it running (its worker
-  // does not run yet) and is asked to stop.
-  actor start_and_stop_with_one_running() {
-    claim_result batch;
-    batch.tasks = {make_task("ok")};
-    log->claims.push_back(batch);
-    cfg.max_poll_wait = 1h;
-    cfg.keep_alive_interval = 1h;
-    auto d = start();
-    expect((claim_atom, claim_request), to(db));
-    expect((claim_result), from(db).to(d));
-    run_until_a_worker_is_next();
-    self->send(d, stop_atom::value);
-    expect((stop_atom), from(self).to(d));
-    return d;
+  ~fixture() {
+    if (rt) {
+      anon_send_exit(rt, exit_reason::user_shutdown);
+      settle();
+    }
   }
 
-  bool worker_is_next() {
-    auto ptr = dynamic_cast<local_actor*>(sched.jobs.front());
-    return ptr != nullptr && std::string{ptr->name()} == "cafmq.worker";
+  // Starts a runtime on stand-in databases and a thread-less executor,
+  // and runs until its first claim reached the database.
+  runtime_actor start() {
+    runtime_parts parts;
+    parts.listener = false;
+    parts.make_db = [this](actor_system& sys, bool claim, runtime_actor) {
+      auto db = sys.spawn(fake_db, log);
+      (claim ? claim_db : write_db) = db;
+      return db;
+    };
+    parts.make_executor = [this] {
+      exec = std::make_shared<executor>(sys, 0);
+      return exec;
+    };
+    parts.backend_db = backend_db;
+    rt = spawn_runtime(sys, cfg, parts);
+    sched.run();
+    return rt;
   }
 
-  // Runs the runtime until a worker's job is next: the pool has started an
-  // attempt, whose handler has not run yet.
-  void run_until_a_worker_is_next() {
-    while (sched.has_job()) {
-      if (worker_is_next())
+  supervisor_state& state() {
+    return deref<supervisor_actor>(rt).state;
+  }
+
+  dispatcher_actor dispatcher() {
+    return state().dispatcher;
+  }
+
+  // Runs messages and executor jobs until nothing is left (no timers).
+  void settle() {
+    for (;;) {
+      sched.run();
+      if (!exec || exec->run_queued() == 0)
         return;
-      sched.run_once();
-    }
-    CAF_FAIL("no attempt started");
-  }
-
-  // Runs every job but the workers': started handlers do not run.
-  void run_all_but_workers() {
-    for (size_t skipped = 0; sched.has_job() && skipped < sched.jobs.size();) {
-      if (worker_is_next()) {
-        sched.jobs.push_back(sched.jobs.front());
-        sched.jobs.pop_front();
-        ++skipped;
-      } else {
-        sched.run_once();
-        skipped = 0;
-      }
     }
   }
 
-  actor start() {
-    auto d = spawn_dispatcher(sys, cfg, db, db, false);
-    // Runs the dispatcher's initialization and its first message (rescan),
-    // which sends the first claim to the database.
-    sched.prioritize(d);
-    sched.run_once();
-    return d;
+  // Advances virtual time and settles.
+  void advance(timespan d) {
+    sched.advance_time(d);
+    settle();
+  }
+
+  void notify_cancel(const claimed_task& task) {
+    anon_send(dispatcher(), cancel_atom::value, task.channel_name,
+              task.channel_args, task.id);
+  }
+
+  runner_stats stats() {
+    self->send(rt, stats_atom::value);
+    settle();
+    runner_stats result;
+    self->receive([&](const runner_stats& x) { result = x; });
+    return result;
+  }
+
+  // Asks the runtime to stop; its answer lands in self's mailbox.
+  void request_stop() {
+    self->send(rt, stop_atom::value);
+  }
+
+  bool stop_answered() {
+    bool answered = false;
+    self->receive([&](bool) { answered = true; },
+                  after(std::chrono::seconds{0}) >> [] {});
+    return answered;
+  }
+
+  std::vector<attempt_failure> failures() const {
+    std::vector<attempt_failure> result;
+    for (auto& b : log->records)
+      result.insert(result.end(), b.failed.begin(), b.failed.end());
+    return result;
+  }
+
+  std::set<uuid> released_ids() const {
+    std::set<uuid> result;
+    for (auto& b : log->records)
+      for (auto& x : b.released)
+        result.insert(x.id);
+    return result;
+  }
+
+  size_t completed_count() const {
+    size_t n = 0;
+    for (auto& b : log->records)
+      n += b.completed.size();
+    return n;
+  }
+
+  // True if a log record's message contains `text`.
+  bool logged(const std::string& text) const {
+    for (auto& x : *logs)
+      if (x.message.find(text) != std::string::npos)
+        return true;
+    return false;
   }
 
   runner_config cfg;
   std::shared_ptr<fake_db_log> log = std::make_shared<fake_db_log>();
-  actor db;
+  std::shared_ptr<std::vector<log_record>> logs
+    = std::make_shared<std::vector<log_record>>();
+  database_actor claim_db;
+  database_actor write_db;
+  database_actor backend_db;
+  std::shared_ptr<executor> exec;
+  runtime_actor rt;
 };
-
-inline size_t completed_count(const fake_db_log& log) {
-  size_t n = 0;
-  for (auto& b : log.records)
-    n += b.completed.size();
-  return n;
-}
 
 } // namespace cafmq::test

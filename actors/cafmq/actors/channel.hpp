@@ -1,33 +1,39 @@
 #pragma once
 
-// A channel actor serves one (channel_name, channel_args) in this runner. The
-// dispatcher spawns it when the first attempt of the channel arrives; it
-// hands attempts to the worker pool in arrival order, never more than
-// `channel_concurrency` at once (when set), and never two ordered attempts
-// at once (the database already guarantees that across runners; this keeps
-// it true inside one even if a lease is lost). When it has had nothing to do
-// for `channel_idle_timeout`, it asks the dispatcher to retire; the
-// dispatcher agrees only if it sent nothing the channel has not finished, so
-// no attempt is ever sent to a channel that is gone.
-// Messages:
-//   (run_atom, std::vector<claimed_task>)  from the dispatcher: queue and
-//                              run them (one message per claim)
-//   (done_atom, std::vector<attempt_ref>)  from the pool: attempts ended
-//   (retire_atom)              timer: ask the dispatcher to retire
-//   (stop_atom)                the runner stops: start nothing more, give
-//                              queued attempts back (released) to the
-//                              dispatcher
+// A channel actor owns every attempt of one (channel_name, channel_args) in
+// this runtime, from claim to written outcome; an attempt's state lives
+// here and nowhere else. It keeps the channel's rules: attempts start in
+// claim order, never more than `channel_concurrency` at once (when set),
+// never two ordered attempts at once (the database already guarantees that
+// across runners; this keeps it true inside one even if a lease is lost),
+// and none while the channel is paused. It arms the deadline of each
+// attempt from its claim; cancels, deadlines, timeouts, lost leases and the
+// runtime's stop all reach the attempt here and take one route: an attempt
+// that has not started ends at once, a started one is cancelled through the
+// pool. Outcomes go to the completer; the attempt is forgotten when the
+// completer reports it written (its lease is renewed until then). It
+// reports attempts that left their handlers to the dispatcher (which sizes
+// claims by them) and, after a failure was written, asks it to claim again
+// (the retry's time is known then). Idle for `channel_idle_timeout`, it
+// asks the dispatcher whether it may retire.
+// Takes and sends: see channel_actor in protocol.hpp.
 
-#include <chrono>
 #include <string>
 
 #include <caf/fwd.hpp>
 
+#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/protocol.hpp"
+
 namespace cafmq::actors {
 
-/// Spawns the channel actor for `key`; `limit` 0 means no limit.
-caf::actor spawn_channel(caf::actor_system& sys, std::string key, int limit,
-                         std::chrono::milliseconds idle_timeout,
-                         caf::actor pool, caf::actor dispatcher);
+/// Spawns the owner of channel `key` (name and args, joined by '\x1f').
+channel_actor spawn_channel(caf::actor_system& sys, context_ptr ctx,
+                            std::string key, dispatcher_actor dispatcher,
+                            pool_actor pool, completer_actor completer,
+                            bool paused);
+
+/// The channel name of a key.
+std::string channel_name_of(const std::string& key);
 
 } // namespace cafmq::actors

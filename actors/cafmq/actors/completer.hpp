@@ -1,21 +1,23 @@
 #pragma once
 
-// The completer batches the outcomes of attempts (completions and failures)
-// and writes them through a database actor with group commit: while one
-// write is in flight, new outcomes collect; the next write takes them all.
-// No added delay at low load, large batches under load. A failed write is
-// retried with backoff; nothing is dropped. After writing failures it sends
-// (rescan_atom) to `dispatcher`, whose next claim then learns when the
-// retries are due.
-// Messages:
-//   (done_atom, std::vector<task_outcome>)  queue outcomes
-//   (flush_atom)                -> true once everything queued is written
+// The completer writes the outcomes of attempts (completions, failures,
+// attempts given back) through a database actor with group commit: while
+// one write is in flight, new outcomes collect; the next write takes them
+// all. No added delay at low load, large batches under load. Once a batch
+// is in the database it tells each owner (the channel actor that sent the
+// outcomes) which of its attempts are written. A failed write is retried
+// with backoff; nothing is dropped.
+// Takes: see completer_actor in protocol.hpp. Sends (written_atom, refs) to
+// owners.
 
 #include <caf/fwd.hpp>
 
+#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/protocol.hpp"
+
 namespace cafmq::actors {
 
-caf::actor spawn_completer(caf::actor_system& sys, caf::actor db,
-                           caf::actor dispatcher);
+completer_actor spawn_completer(caf::actor_system& sys, context_ptr ctx,
+                                database_actor db);
 
 } // namespace cafmq::actors

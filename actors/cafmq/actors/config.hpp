@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
+#include <caf/expected.hpp>
 #include <caf/timespan.hpp>
 
 #include "cafmq/actors/runner_config.hpp"
@@ -18,7 +19,9 @@ public:
   config();
 
   /// The runner options; the database URL falls back to CAFMQ_DATABASE_URL.
-  runner_config runner(std::shared_ptr<const registry> tasks) const;
+  /// `errc::invalid_argument` for an option with a value it cannot take.
+  caf::expected<runner_config>
+  runner(std::shared_ptr<const registry> tasks) const;
 
   std::string database_url;
   std::string node;
@@ -35,6 +38,15 @@ public:
   caf::timespan retention = std::chrono::hours{24};
   caf::timespan maintenance_interval = std::chrono::seconds{60};
   int channel_concurrency = 0;
+  int prune_batch = 1000;
+  caf::timespan channel_idle_timeout = std::chrono::seconds{10};
+  caf::timespan request_timeout = std::chrono::seconds{45};
+  caf::timespan handler_grace = std::chrono::seconds{5};
+  int max_lost_attempts = 5;
+  int max_restarts = 5;
+  caf::timespan restart_period = std::chrono::seconds{60};
+  std::string on_database_loss = "reconnect";
+  std::string log_level_name = "info";
 };
 
 } // namespace cafmq::actors

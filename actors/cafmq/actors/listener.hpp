@@ -1,24 +1,26 @@
 #pragma once
 
-// The listener owns the LISTEN connection (never used for transactions) and
-// turns notifications on cafmq_ready into (ready_atom, channel_name) and on
-// cafmq_cancel into (cancel_atom, task_id) messages for the dispatcher. It runs
-// detached: it blocks in await_notification for at most `poll` and re-arms
-// itself with a message, so exit messages are handled between waits. A dead
-// connection (found by an exception or a periodic ping) is rebuilt with
-// backoff. After its first connection and after every rebuild the dispatcher
-// gets (rescan_atom): notifications sent before it listened, or while it was
-// down, are lost (a runner that claimed at start before its LISTEN took
-// effect would otherwise miss a task spawned in between).
-
-#include <chrono>
-#include <string>
+// The listener owns the LISTEN connection. It turns ready notifications
+// (payload: a channel name) into (ready_atom, name) for the dispatcher, and
+// cancel notifications (payload: a task id) into (cancel_atom, name, args,
+// id): it looks the task's channel up, so that the dispatcher can route
+// the cancel to the channel actor that owns the attempt, the same route
+// its run took. It pings a silent connection, rebuilds a lost one with
+// backoff, and after every (re)connect asks the dispatcher to claim again:
+// what was spawned while nobody listened sent no notification we saw. Its
+// calls run under a connection guard, like the database actors'.
+// Detached: it blocks in the database client between polls.
+// Takes: see listener_actor in protocol.hpp.
 
 #include <caf/fwd.hpp>
 
+#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/database.hpp"
+#include "cafmq/actors/protocol.hpp"
+
 namespace cafmq::actors {
 
-caf::actor spawn_listener(caf::actor_system& sys, std::string url,
-                          caf::actor dispatcher);
+listener_actor spawn_listener(caf::actor_system& sys, context_ptr ctx,
+                              dispatcher_actor dispatcher, guard_ptr guard);
 
 } // namespace cafmq::actors

@@ -1,20 +1,19 @@
 #pragma once
 
-// The maintenance actor keeps the tables small: every interval it removes
-// expired two-phase reservations and prunes tasks that finished longer ago
-// than the retention, in batches (a full batch is followed by the next at
-// once). Pruning runs on one node at a time (an advisory lock in SQL); the
-// others skip. Messages:
-//   (tick_atom)   timer: do a round
-
-#include <chrono>
+// Maintenance: every maintenance_interval it removes expired two-phase
+// reservations and prunes finished tasks older than the retention, in
+// batches (one runner at a time: the database takes an advisory lock). A
+// full batch means more are waiting: it goes on at once.
+// Takes: see maintenance_actor in protocol.hpp.
 
 #include <caf/fwd.hpp>
 
+#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/protocol.hpp"
+
 namespace cafmq::actors {
 
-caf::actor spawn_maintenance(caf::actor_system& sys, caf::actor db,
-                             std::chrono::milliseconds interval,
-                             std::chrono::milliseconds retention, int batch);
+maintenance_actor spawn_maintenance(caf::actor_system& sys, context_ptr ctx,
+                                    database_actor db);
 
 } // namespace cafmq::actors

@@ -1,8 +1,9 @@
 #pragma once
 
 // Starting a runtime: embedded in a CAF application's own actor_system
-// (spawn_runner), or from a plain program through the blocking facade
-// (runner), which owns an actor system of its own.
+// (spawn_runner, which returns the typed runtime actor), or from a plain
+// program through the blocking facade (runner), which owns an actor system
+// of its own.
 
 #include <memory>
 
@@ -13,11 +14,15 @@
 
 namespace cafmq::actors {
 
-/// Fills in defaults (node name), checks `cfg`, migrates when cfg.migrate,
-/// and spawns the runtime in `sys`. The returned actor is the dispatcher:
-/// send it (stop_atom) for a graceful stop, (stats_atom) for counters.
-caf::expected<caf::actor> spawn_runner(caf::actor_system& sys,
-                                       runner_config cfg);
+/// Fills in defaults (node name), checks `cfg`, migrates when cfg.migrate
+/// (else checks that the schema is this binary's), and spawns the runtime
+/// in `sys`. The returned actor is the runtime's public face: (stop_atom)
+/// for a graceful stop, (stats_atom), (cancel_atom, id), (status_atom, id),
+/// (watch_atom, id, watcher), (pause_atom, name), (resume_atom, name).
+/// The system's config should have had `add_message_types` called on it
+/// (`cafmq::actors::config` does).
+caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
+                                          runner_config cfg);
 
 /// A runtime for programs that are not CAF applications. It runs until
 /// `stop()` or until the handle goes away.
@@ -29,10 +34,17 @@ public:
   static caf::expected<std::unique_ptr<runner>> start(runner_config cfg);
 
   /// Stops gracefully: no new claims, running handlers get up to the
-  /// shutdown timeout, every outcome is written. Idempotent.
+  /// shutdown timeout (then their cancel fires, and handler actors get
+  /// handler_grace more), every outcome reported is written. Returns
+  /// within shutdown_timeout + handler_grace + 2 × request_timeout.
+  /// Idempotent.
   void stop();
 
+  /// Counters; after stop(), the last counters read before the stop.
   runner_stats stats();
+
+  /// The runtime actor, for the typed interface.
+  runtime_actor handle() const;
 
 private:
   struct impl;

@@ -6,23 +6,27 @@
 #include <string>
 #include <vector>
 
-#include <caf/fwd.hpp>
-
+#include "cafmq/actors/log.hpp"
+#include "cafmq/actors/protocol.hpp"
 #include "cafmq/registry.hpp"
 
 namespace cafmq::actors {
 
-/// A task whose handler is a CAF actor, spawned for each attempt and
-/// monitored: it gets (run_atom, claimed_task) as a request and replies
-/// `true` on success or an error; if it throws, crashes or exits before
-/// replying, the attempt fails with the exit reason (and is retried per the
-/// task's rules) while the runtime carries on.
-///
-/// When the attempt is cancelled (cancel, timeout, deadline, shutdown) the
-/// handler actor gets (cancel_atom, cancel_reason) and should reply soon.
+/// A task whose handler is a CAF actor, spawned by the runtime for each
+/// attempt and monitored. It gets (run_atom, claimed_task) as a request and
+/// answers `true` on success or an error. If it throws, crashes or exits
+/// before answering, the attempt fails with the exception's text or the
+/// exit reason (and is retried per the task's rules) while the runtime
+/// carries on. When the attempt is cancelled (cancel, timeout, deadline,
+/// shutdown) it gets (cancel_atom, cancel_reason) and should answer soon:
+/// one that has not answered after the runner's `handler_grace` is killed
+/// and the attempt ends with that reason.
 struct actor_task_definition {
+  using behavior_fn
+    = std::function<handler_actor::behavior_type(handler_actor::pointer)>;
   std::string name;
-  std::function<caf::actor(caf::actor_system&)> spawn;
+  /// Makes the behavior of one attempt's handler actor.
+  behavior_fn behavior;
   task_options defaults;
   /// Overrides the runner's filter for this task when set.
   failure_filter is_failure = nullptr;
@@ -30,6 +34,15 @@ struct actor_task_definition {
   spawn_builder builder() const {
     return spawn_builder{name, defaults};
   }
+};
+
+/// What the runtime does when it loses its database connection.
+enum class database_loss_policy {
+  /// Keep running handlers, reconnect with backoff, log each try.
+  reconnect,
+  /// nq's option: cancel running handlers and stop; their tasks come back
+  /// to the queue when their leases expire.
+  shutdown,
 };
 
 /// Everything one runtime instance needs; read from config/cafmq.ini and the
@@ -68,10 +81,6 @@ struct runner_config {
   std::chrono::milliseconds shutdown_timeout = std::chrono::seconds{30};
   /// Apply migrations at start.
   bool migrate = true;
-  /// Run handlers that may block on threads of their own (the pool's
-  /// executor). Tests switch this off to run everything on the
-  /// deterministic scheduler.
-  bool detached_workers = true;
   /// The task definitions this runner claims and runs.
   std::shared_ptr<const registry> tasks;
   /// Tasks whose handlers are actors.
@@ -90,25 +99,29 @@ struct runner_config {
   int channel_concurrency = 0;
   /// A channel actor with nothing to do retires after this long.
   std::chrono::milliseconds channel_idle_timeout = std::chrono::seconds{10};
+  /// Every request between the runtime's actors, and every database call,
+  /// gives up after this long; a database call still running then has its
+  /// connection dropped and rebuilt (a hung backend or network).
+  std::chrono::milliseconds request_timeout = std::chrono::seconds{45};
+  /// A handler actor that has not answered this long after its cancel,
+  /// timeout or deadline is killed.
+  std::chrono::milliseconds handler_grace = std::chrono::seconds{5};
+  /// A task whose attempts were lost this many times in a row (its runner
+  /// died or its lease expired mid-attempt) ends failed instead of running
+  /// again: a poison task. 0: no limit.
+  int max_lost_attempts = 5;
+  /// Restart intensity: more than `max_restarts` restarts of the runtime's
+  /// actors within `restart_period` stop the runtime gracefully.
+  int max_restarts = 5;
+  std::chrono::milliseconds restart_period = std::chrono::seconds{60};
+  /// What happens when the database connection is lost.
+  database_loss_policy on_database_loss = database_loss_policy::reconnect;
+  /// Where log records go (default: stderr), and from which level.
+  log_sink log = nullptr;
+  log_level min_log_level = log_level::info;
 
   /// Every task name this runner can run.
   std::vector<std::string> task_names() const;
-};
-
-/// Counters of one runner.
-struct runner_stats {
-  int running = 0;
-  /// Channel actors alive.
-  int channels = 0;
-  long long claimed = 0;
-  long long completed = 0;
-  long long failed = 0;
-  /// Claimed attempts given back unstarted by a graceful stop.
-  long long released = 0;
-  long long claims = 0;
-  /// Cancels that reached running attempts through a lease renewal (their
-  /// notification was missed).
-  long long cancels_at_renewal = 0;
 };
 
 } // namespace cafmq::actors

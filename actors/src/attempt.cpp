@@ -1,8 +1,7 @@
-#include "cafmq/actors/worker.hpp"
+#include "attempt.hpp"
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/messages.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/error.hpp"
 
@@ -10,13 +9,16 @@ namespace cafmq::actors {
 
 namespace {
 
-/// Writes of a running handler: completion is recorded by the worker when
+/// Writes of a running handler: completion is recorded by the runtime when
 /// the handler returns (batched by the completer); checkpoints and manual
-/// keep-alives go to the database actor and wait for it.
+/// keep-alives go to the database actor and wait for it, at most `timeout`.
 class runtime_backend : public task_backend {
 public:
-  runtime_backend(caf::actor_system& sys, caf::actor db)
-    : sys_(sys), db_(std::move(db)) {}
+  runtime_backend(caf::actor_system& sys, database_actor db,
+                  caf::timespan timeout)
+    : sys_(sys), db_(std::move(db)), timeout_(timeout) {
+    // nop
+  }
 
   caf::error complete(const attempt_ref&) override {
     return caf::none;
@@ -26,8 +28,8 @@ public:
                         const cafmq::checkpoint& cp) override {
     caf::error result;
     caf::scoped_actor self{sys_};
-    self->request(db_, caf::infinite, checkpt_atom::value, x, cp)
-      .receive([](bool) {}, [&](caf::error& err) { result = err; });
+    self->request(db_, timeout_, checkpt_atom::value, x, cp)
+      .receive([](bool) {}, [&](caf::error& err) { result = std::move(err); });
     return result;
   }
 
@@ -35,16 +37,15 @@ public:
                         std::chrono::microseconds lease) override {
     caf::error result;
     caf::scoped_actor self{sys_};
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(lease);
     self
-      ->request(db_, caf::infinite, renew_atom::value,
-                std::vector<attempt_ref>{x}, ms)
+      ->request(db_, timeout_, renew_atom::value, std::vector<attempt_ref>{x},
+                caf::timespan{lease})
       .receive(
         [&](const std::vector<lease_state>& owned) {
           if (owned.empty())
             result = stale_attempt_error(x);
         },
-        [&](caf::error& err) { result = err; });
+        [&](caf::error& err) { result = std::move(err); });
     return result;
   }
 
@@ -60,14 +61,15 @@ public:
 private:
   bool recorded_ = false;
   caf::actor_system& sys_;
-  caf::actor db_;
+  database_actor db_;
+  caf::timespan timeout_;
 };
 
 } // namespace
 
 task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
-                         caf::actor_system& sys, const caf::actor& db,
-                         const claimed_task& data,
+                         caf::actor_system& sys, const database_actor& db,
+                         caf::timespan timeout, const claimed_task& data,
                          const std::shared_ptr<cancellation>& token) {
   task_outcome result;
   result.ref = {data.id, data.attempt};
@@ -78,7 +80,7 @@ task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
     result.error = "no handler for task " + data.name;
     return result;
   }
-  auto backend = std::make_shared<runtime_backend>(sys, db);
+  auto backend = std::make_shared<runtime_backend>(sys, db, timeout);
   current_task task{data, backend, token};
   caf::error err;
   try {
@@ -92,32 +94,11 @@ task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
                def->is_failure ? def->is_failure : filter);
 }
 
-namespace {
-
-struct worker_state {
-  static inline const char* name = "cafmq.worker";
-};
-
-using worker_actor = caf::stateful_actor<worker_state>;
-
-caf::behavior worker(worker_actor* self, std::shared_ptr<const registry> tasks,
-                     failure_filter filter, caf::actor db, caf::actor pool) {
-  return {
-    [=](run_atom, const claimed_task& data,
-        const std::shared_ptr<cancellation>& token) {
-      auto outcome
-        = run_attempt(*tasks, filter, self->system(), db, data, token);
-      self->send(pool, done_atom::value, std::move(outcome));
-    },
-  };
-}
-
-} // namespace
-
 task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
                    const cancellation& token, const failure_filter& filter) {
   switch (token.reason()) {
     case cancel_reason::none:
+    case cancel_reason::lost:
       break;
     case cancel_reason::cancelled:
       // Work that finished anyway counts; otherwise the task ends cancelled
@@ -141,7 +122,12 @@ task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
       return result;
     }
     case cancel_reason::shutdown:
-    case cancel_reason::lost:
+      // Interrupted by our own stop: not the task's failure. Work that
+      // finished counts; otherwise the task goes back to the queue.
+      if (err) {
+        result.kind = task_outcome::released;
+        return result;
+      }
       break;
   }
   if (err) {
@@ -170,13 +156,6 @@ task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
       false, token, filter);
   }
   return outcome;
-}
-
-caf::actor spawn_worker(caf::actor_system& sys,
-                        std::shared_ptr<const registry> tasks,
-                        failure_filter filter, caf::actor db, caf::actor pool) {
-  return sys.spawn(worker, std::move(tasks), std::move(filter), std::move(db),
-                   std::move(pool));
 }
 
 } // namespace cafmq::actors

@@ -1,0 +1,35 @@
+#pragma once
+
+// What every actor of one runtime reads and never changes: the options, the
+// log, and the task definitions by name. Shared by pointer, so that 10,000
+// channel actors do not copy the options.
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "cafmq/actors/log.hpp"
+#include "cafmq/actors/runner_config.hpp"
+
+namespace cafmq::actors {
+
+struct runtime_context {
+  explicit runtime_context(runner_config x);
+
+  runner_config cfg;
+  logger log;
+  std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
+
+  /// The failure filter of a task: its own, or the runner's.
+  failure_filter filter_of(const std::string& name) const;
+
+  /// The definition of an actor task, or nullptr.
+  const actor_task_definition* actor_task(const std::string& name) const;
+
+  /// How long a request between the runtime's actors may take.
+  caf::timespan request_timeout() const;
+};
+
+using context_ptr = std::shared_ptr<const runtime_context>;
+
+} // namespace cafmq::actors

@@ -1,0 +1,22 @@
+#pragma once
+
+// The keeper renews leases: every keep_alive_interval it asks every
+// channel actor (the owners) which attempts they hold, renews them all in
+// one statement, and tells each owner what it no longer owns (its lease
+// was lost: another runner may run it) and which of its tasks had a cancel
+// requested (for notifications that were missed). Lease membership lives
+// in the owners; the keeper keeps nothing between ticks but counters. One
+// renewal is in flight at a time.
+// Takes: see keeper_actor in protocol.hpp.
+
+#include <caf/fwd.hpp>
+
+#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/protocol.hpp"
+
+namespace cafmq::actors {
+
+keeper_actor spawn_keeper(caf::actor_system& sys, context_ptr ctx,
+                          dispatcher_actor dispatcher, database_actor db);
+
+} // namespace cafmq::actors

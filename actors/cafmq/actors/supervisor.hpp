@@ -1,0 +1,63 @@
+#pragma once
+
+// The supervisor is the runtime actor: the public face of one runtime
+// (stop, stats, cancel, status, watch, pause and resume) and the owner of
+// its children, which it starts, monitors and restarts OTP-style:
+//   claim database, write database -> completer, pool -> dispatcher (which
+//   owns the channel actors) -> keeper, maintenance, listener.
+// A crashed child is started again and the siblings that talk to it get its
+// new handle (peers_atom). More than max_restarts restarts (channel actors
+// included) within restart_period stop the runtime gracefully. It owns the
+// database-loss policy: reconnect (the database actors reconnect on their
+// next call, with the callers' backoff) or shutdown (running handlers are
+// cancelled and the runtime stops; their tasks return when their leases
+// expire). A watchdog ticks every second and shuts down the socket of any
+// database call that has run longer than request_timeout, so a hung
+// backend or network is dropped and rebuilt.
+// Graceful stop: the dispatcher stops claiming and the channels give back
+// what has not started; running handlers get shutdown_timeout, then their
+// tokens fire (reason shutdown) and handler actors get handler_grace more
+// before they are killed; outcomes that arrive meanwhile are written as
+// long as the lease holds; then the completer is flushed and the runtime
+// quits. Its answer to (stop_atom) comes after that.
+// Takes: see runtime_actor in protocol.hpp.
+
+#include <functional>
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/protocol.hpp"
+
+namespace cafmq {
+class queue_connection;
+} // namespace cafmq
+
+namespace cafmq::actors {
+
+class executor;
+
+/// How the runtime makes its parts; tests replace them.
+struct runtime_parts {
+  /// Makes the claim (true) or the write (false) database actor. Default:
+  /// a detached database actor on cfg.database_url; the first claim
+  /// database takes over `startup`.
+  std::function<database_actor(caf::actor_system&, bool claim,
+                               runtime_actor runtime)>
+    make_db;
+  /// An open connection for the first claim database.
+  std::shared_ptr<queue_connection> startup;
+  /// Makes the pool's executor. Default: max_concurrency threads.
+  std::function<std::shared_ptr<executor>()> make_executor;
+  /// Start a listener (needs a real database).
+  bool listener = true;
+  /// Where handlers checkpoint and keep alive; default: the write database.
+  database_actor backend_db;
+};
+
+/// Spawns a runtime. `cfg` must be checked (see spawn_runner).
+runtime_actor spawn_runtime(caf::actor_system& sys, runner_config cfg,
+                            runtime_parts parts);
+
+} // namespace cafmq::actors

@@ -1,0 +1,37 @@
+#pragma once
+
+// Running one attempt's plain-function handler and judging what it
+// returned. Used by the pool for handlers on executor threads and for
+// non-blocking handlers on the scheduler.
+
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "cafmq/actors/protocol.hpp"
+#include "cafmq/registry.hpp"
+
+namespace cafmq::actors {
+
+/// The outcome of an attempt from what its handler returned (`err`),
+/// whether it completed in its own transaction, and its token: a cancelled
+/// attempt that failed is not retried; one past its timeout or deadline
+/// failed whatever it returned; one interrupted by this runner's stop that
+/// failed is given back; `filter` decides what is retryable.
+task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
+                   const cancellation& token, const failure_filter& filter);
+
+/// Runs one attempt's handler on the calling thread and judges its outcome.
+/// Checkpoints and keep-alives go to `db`, each bounded by `timeout`.
+task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
+                         caf::actor_system& sys, const database_actor& db,
+                         caf::timespan timeout, const claimed_task& data,
+                         const std::shared_ptr<cancellation>& token);
+
+/// The outcome of an attempt that never started: a stop gives it back, a
+/// lost lease leaves nothing to write, a cancel (or a limit) ends it like a
+/// failed run, judged by `filter`.
+task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
+                               const failure_filter& filter);
+
+} // namespace cafmq::actors

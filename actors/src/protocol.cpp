@@ -1,0 +1,32 @@
+#include "cafmq/actors/protocol.hpp"
+
+#include <caf/actor_system_config.hpp>
+
+namespace cafmq::actors {
+
+void add_message_types(caf::actor_system_config& cfg) {
+  // Each registration also registers std::vector<T>.
+  cfg.add_message_type<uuid>("cafmq::uuid")
+    .add_message_type<attempt_ref>("cafmq::attempt_ref")
+    .add_message_type<attempt_failure>("cafmq::attempt_failure")
+    .add_message_type<claimed_task>("cafmq::claimed_task")
+    .add_message_type<claim_request>("cafmq::claim_request")
+    .add_message_type<claim_result>("cafmq::claim_result")
+    .add_message_type<lease_state>("cafmq::lease_state")
+    .add_message_type<checkpoint>("cafmq::checkpoint")
+    .add_message_type<cancel_reason>("cafmq::cancel_reason")
+    .add_message_type<task_status>("cafmq::task_status")
+    .add_message_type<task_outcome>("cafmq::task_outcome")
+    .add_message_type<write_batch>("cafmq::write_batch")
+    .add_message_type<finished_counts>("cafmq::finished_counts")
+    .add_message_type<runner_stats>("cafmq::runner_stats")
+    .add_message_type<handler_actor>("cafmq::handler_actor")
+    .add_message_type<database_actor>("cafmq::database_actor")
+    .add_message_type<pool_actor>("cafmq::pool_actor")
+    .add_message_type<completer_actor>("cafmq::completer_actor")
+    .add_message_type<channel_actor>("cafmq::channel_actor")
+    .add_message_type<dispatcher_actor>("cafmq::dispatcher_actor")
+    .add_message_type<watcher_actor>("cafmq::watcher_actor");
+}
+
+} // namespace cafmq::actors

@@ -1,0 +1,367 @@
+#include "cafmq/actors/supervisor.hpp"
+
+#include <deque>
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/completer.hpp"
+#include "cafmq/actors/database.hpp"
+#include "cafmq/actors/dispatcher.hpp"
+#include "cafmq/actors/keeper.hpp"
+#include "cafmq/actors/listener.hpp"
+#include "cafmq/actors/maintenance.hpp"
+#include "cafmq/actors/pool.hpp"
+#include "cafmq/client.hpp"
+#include "cafmq/error.hpp"
+#include "executor.hpp"
+#include "supervisor_state.hpp"
+
+namespace cafmq::actors {
+
+namespace {
+
+using supervisor_ptr = runtime_actor::stateful_pointer<supervisor_state>;
+
+runtime_actor me(supervisor_ptr self) {
+  return caf::actor_cast<runtime_actor>(self);
+}
+
+template <class Handle>
+void adopt(supervisor_ptr self, const Handle& child) {
+  self->monitor(child);
+  self->state.children->push_back(caf::actor_cast<caf::actor>(child));
+}
+
+database_actor make_db(supervisor_ptr self, bool claim) {
+  auto& st = self->state;
+  auto db = st.parts.make_db(self->system(), claim, me(self));
+  adopt(self, db);
+  return db;
+}
+
+void start_completer(supervisor_ptr self) {
+  auto& st = self->state;
+  st.completer = spawn_completer(self->system(), st.ctx, st.write_db);
+  adopt(self, st.completer);
+}
+
+void start_pool(supervisor_ptr self) {
+  auto& st = self->state;
+  auto db = st.parts.backend_db ? st.parts.backend_db : st.write_db;
+  st.pool = spawn_pool(self->system(), st.ctx, st.parts.make_executor(), db);
+  adopt(self, st.pool);
+}
+
+void start_dispatcher(supervisor_ptr self) {
+  auto& st = self->state;
+  st.dispatcher = spawn_dispatcher(self->system(), st.ctx, st.claim_db,
+                                   st.pool, st.completer, me(self));
+  adopt(self, st.dispatcher);
+}
+
+void start_keeper(supervisor_ptr self) {
+  auto& st = self->state;
+  st.keeper = spawn_keeper(self->system(), st.ctx, st.dispatcher, st.write_db);
+  adopt(self, st.keeper);
+}
+
+void start_maintenance(supervisor_ptr self) {
+  auto& st = self->state;
+  st.maintenance = spawn_maintenance(self->system(), st.ctx, st.write_db);
+  adopt(self, st.maintenance);
+}
+
+void start_listener(supervisor_ptr self) {
+  auto& st = self->state;
+  if (!st.parts.listener)
+    return;
+  st.listener = spawn_listener(self->system(), st.ctx, st.dispatcher,
+                               st.listen_guard);
+  adopt(self, st.listener);
+}
+
+void quit_now(supervisor_ptr self, bool ok) {
+  auto& st = self->state;
+  for (auto& rp : st.stop_promises)
+    rp.deliver(ok);
+  st.stop_promises.clear();
+  self->quit();
+}
+
+void flush_and_quit(supervisor_ptr self) {
+  auto& st = self->state;
+  // Bounded: with the database gone, unwritten outcomes are left to lease
+  // expiry rather than blocking the stop forever.
+  self->request(st.completer, st.ctx->request_timeout(), flush_atom::value)
+    .then([=](bool) { quit_now(self, true); },
+          [=](caf::error& err) {
+            self->state.ctx->log(log_level::error,
+                                 "cannot write every outcome before stopping",
+                                 {{"error", render(err)}});
+            quit_now(self, false);
+          });
+}
+
+// Graceful stop: see supervisor.hpp.
+void begin_stop(supervisor_ptr self) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  st.stopping = true;
+  auto& cfg = st.ctx->cfg;
+  st.ctx->log(log_level::info, "stopping",
+              {{"shutdown_timeout_ms", cfg.shutdown_timeout.count()}});
+  self->delayed_send(self, cfg.shutdown_timeout, abandon_atom::value);
+  caf::timespan bound = cfg.shutdown_timeout + cfg.handler_grace
+                        + std::chrono::milliseconds{100};
+  self->request(st.dispatcher, bound, drain_atom::value)
+    .then([=](bool) { flush_and_quit(self); },
+          [=](caf::error& err) {
+            // Handlers that ignore their cancel: their tasks return when
+            // their leases expire; a late outcome is fenced.
+            self->state.ctx->log(log_level::warning,
+                                 "handlers still running after the shutdown "
+                                 "timeout are left to their leases",
+                                 {{"error", render(err)}});
+            flush_and_quit(self);
+          });
+}
+
+// Counts a restart; false when the restart intensity is exceeded.
+bool may_restart(supervisor_ptr self) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  st.restarts.push_back(now);
+  ++st.last_stats.restarts;
+  while (!st.restarts.empty()
+         && now - st.restarts.front() > st.ctx->cfg.restart_period)
+    st.restarts.pop_front();
+  if (static_cast<int>(st.restarts.size()) <= st.ctx->cfg.max_restarts)
+    return true;
+  st.ctx->log(log_level::error, "restart intensity exceeded, stopping",
+              {{"restarts", st.restarts.size()},
+               {"period_ms", st.ctx->cfg.restart_period.count()}});
+  begin_stop(self);
+  return false;
+}
+
+// A child went down: start it again and tell the siblings that talk to it.
+void child_down(supervisor_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  auto& kids = *st.children;
+  kids.erase(std::remove_if(kids.begin(), kids.end(),
+                            [&](auto& x) { return x.address() == msg.source; }),
+             kids.end());
+  auto is = [&](const auto& handle) {
+    return handle && handle.address() == msg.source;
+  };
+  std::string which;
+  if (is(st.claim_db)) {
+    which = "claim database";
+    st.claim_db = make_db(self, true);
+    self->send(st.dispatcher, peers_atom::value, st.claim_db);
+  } else if (is(st.write_db)) {
+    which = "write database";
+    st.write_db = make_db(self, false);
+    self->send(st.completer, peers_atom::value, st.write_db);
+    self->send(st.keeper, peers_atom::value, st.write_db);
+    self->send(st.maintenance, peers_atom::value, st.write_db);
+    if (!st.parts.backend_db)
+      self->send(st.pool, peers_atom::value, st.write_db);
+  } else if (is(st.completer)) {
+    which = "completer";
+    start_completer(self);
+    self->send(st.dispatcher, peers_atom::value, st.completer);
+  } else if (is(st.pool)) {
+    which = "pool";
+    start_pool(self);
+    self->send(st.dispatcher, peers_atom::value, st.pool);
+  } else if (is(st.dispatcher)) {
+    which = "dispatcher";
+    start_dispatcher(self);
+    self->send(st.keeper, peers_atom::value, st.dispatcher);
+    if (st.listener)
+      self->send(st.listener, peers_atom::value, st.dispatcher);
+  } else if (is(st.keeper)) {
+    which = "keeper";
+    start_keeper(self);
+  } else if (is(st.maintenance)) {
+    which = "maintenance";
+    start_maintenance(self);
+  } else if (is(st.listener)) {
+    which = "listener";
+    start_listener(self);
+  } else {
+    return;
+  }
+  st.ctx->log(log_level::error, "actor crashed, restarted",
+              {{"actor", which},
+               {"reason", msg.reason ? render(msg.reason) : "exited"}});
+  may_restart(self);
+}
+
+void watch_task(supervisor_ptr self, const uuid& id,
+                const watcher_actor& watcher) {
+  auto url = self->state.ctx->cfg.database_url;
+  auto job = self->system().spawn<caf::detached>(
+    [=](job_actor::pointer me) -> job_actor::behavior_type {
+      return {
+        [=](run_atom) {
+          auto err = watch(url, id, [&](const task_status& x) {
+            me->send(watcher, status_atom::value, x);
+          });
+          if (err)
+            me->send(watcher, watch_atom::value, err);
+          me->quit();
+        },
+      };
+    });
+  self->send(job, run_atom::value);
+}
+
+void break_hung_connections(supervisor_ptr self) {
+  auto& st = self->state;
+  auto limit = st.ctx->cfg.request_timeout;
+  std::pair<const char*, guard_ptr*> guards[]
+    = {{"claim", &st.claim_guard},
+       {"write", &st.write_guard},
+       {"listen", &st.listen_guard}};
+  for (auto& [which, guard] : guards)
+    if (*guard && (*guard)->break_if_hung(limit))
+      st.ctx->log(log_level::warning,
+                  "database call hung, connection dropped and rebuilt",
+                  {{"connection", which}, {"limit_ms", limit.count()}});
+}
+
+runtime_actor::behavior_type supervisor(supervisor_ptr self,
+                                        runner_config cfg,
+                                        runtime_parts parts) {
+  auto& st = self->state;
+  st.ctx = std::make_shared<runtime_context>(std::move(cfg));
+  st.parts = std::move(parts);
+  if (!st.parts.make_db) {
+    st.claim_guard = std::make_shared<connection_guard>();
+    st.write_guard = std::make_shared<connection_guard>();
+    auto startup = std::make_shared<std::shared_ptr<queue_connection>>(
+      std::move(st.parts.startup));
+    st.parts.make_db = [ctx = st.ctx, startup, claim_guard = st.claim_guard,
+                        write_guard = st.write_guard](
+                         caf::actor_system& sys, bool claim,
+                         runtime_actor runtime) {
+      std::shared_ptr<queue_connection> conn;
+      if (claim)
+        conn.swap(*startup);
+      return spawn_database(sys, ctx, std::move(conn),
+                            claim ? claim_guard : write_guard,
+                            std::move(runtime));
+    };
+  }
+  if (st.parts.listener)
+    st.listen_guard = std::make_shared<connection_guard>();
+  if (!st.parts.make_executor)
+    st.parts.make_executor = [ctx = st.ctx, &sys = self->system()] {
+      return std::make_shared<executor>(
+        sys, static_cast<std::size_t>(ctx->cfg.max_concurrency));
+    };
+  st.claim_db = make_db(self, true);
+  st.write_db = make_db(self, false);
+  start_completer(self);
+  start_pool(self);
+  start_dispatcher(self);
+  start_keeper(self);
+  start_maintenance(self);
+  start_listener(self);
+  self->attach_functor([children = st.children](const caf::error&) {
+    for (auto& child : *children)
+      caf::anon_send_exit(child, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([=](caf::down_msg& msg) { child_down(self, msg); });
+  if (st.claim_guard || st.listen_guard)
+    self->delayed_send(self, std::chrono::seconds{1}, tick_atom::value);
+  return {
+    [=](stop_atom) -> caf::typed_response_promise<bool> {
+      auto rp = self->make_response_promise<bool>();
+      self->state.stop_promises.push_back(rp);
+      begin_stop(self);
+      return rp;
+    },
+    [=](stats_atom) -> caf::typed_response_promise<runner_stats> {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<runner_stats>();
+      auto timeout = st.ctx->request_timeout();
+      self->request(st.dispatcher, timeout, stats_atom::value)
+        .then(
+          [=](runner_stats stats) mutable {
+            self->request(self->state.keeper, timeout, stats_atom::value)
+              .then(
+                [=](const runner_stats& kept) mutable {
+                  auto& st = self->state;
+                  stats.cancels_at_renewal = kept.cancels_at_renewal;
+                  stats.lost = kept.lost;
+                  stats.restarts = st.last_stats.restarts;
+                  st.last_stats = stats;
+                  rp.deliver(stats);
+                },
+                [=](caf::error& err) mutable { rp.deliver(err); });
+          },
+          [=](caf::error& err) mutable { rp.deliver(err); });
+      return rp;
+    },
+    [=](cancel_atom, const uuid& id) {
+      return self->delegate(self->state.write_db, cancel_atom::value, id);
+    },
+    [=](status_atom, const uuid& id) {
+      return self->delegate(self->state.write_db, status_atom::value, id);
+    },
+    [=](watch_atom, const uuid& id, const watcher_actor& watcher) {
+      watch_task(self, id, watcher);
+    },
+    [=](pause_atom, const std::string& name) {
+      self->send(self->state.dispatcher, pause_atom::value, name, true);
+      return true;
+    },
+    [=](resume_atom, const std::string& name) {
+      self->send(self->state.dispatcher, pause_atom::value, name, false);
+      return true;
+    },
+    [=](tick_atom) {
+      break_hung_connections(self);
+      self->delayed_send(self, std::chrono::seconds{1}, tick_atom::value);
+    },
+    [=](abandon_atom) {
+      auto& st = self->state;
+      if (st.abandoned)
+        return;
+      st.abandoned = true;
+      st.ctx->log(log_level::info,
+                  "shutdown timeout passed, cancelling running handlers");
+      self->send(st.dispatcher, abandon_atom::value);
+    },
+    [=](restart_atom, const std::string&) { may_restart(self); },
+    [=](lost_atom, bool lost) {
+      auto& st = self->state;
+      if (!lost || st.stopping
+          || st.ctx->cfg.on_database_loss != database_loss_policy::shutdown)
+        return;
+      // nq's shutdown-on-disconnect: cancel what runs, leave the tasks to
+      // their leases, stop now.
+      st.ctx->log(log_level::error,
+                  "database connection lost, stopping (policy: shutdown)");
+      st.stopping = true;
+      st.abandoned = true;
+      self->send(st.dispatcher, abandon_atom::value);
+      quit_now(self, false);
+    },
+  };
+}
+
+} // namespace
+
+runtime_actor spawn_runtime(caf::actor_system& sys, runner_config cfg,
+                            runtime_parts parts) {
+  return sys.spawn(supervisor, std::move(cfg), std::move(parts));
+}
+
+} // namespace cafmq::actors

@@ -1,0 +1,51 @@
+#pragma once
+
+// The runtime actor's state, visible to the deterministic tests (which
+// reach its children through it).
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_clock.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "cafmq/actors/database.hpp"
+#include "cafmq/actors/supervisor.hpp"
+
+namespace cafmq::actors {
+
+struct supervisor_state {
+  context_ptr ctx;
+  runtime_parts parts;
+  database_actor claim_db;
+  database_actor write_db;
+  completer_actor completer;
+  pool_actor pool;
+  dispatcher_actor dispatcher;
+  keeper_actor keeper;
+  maintenance_actor maintenance;
+  listener_actor listener;
+  // Guards of the connections that real database actors and the listener
+  // own (none in tests with stand-ins).
+  guard_ptr claim_guard;
+  guard_ptr write_guard;
+  guard_ptr listen_guard;
+  std::deque<caf::actor_clock::time_point> restarts;
+  bool stopping = false;
+  bool abandoned = false;
+  std::vector<caf::typed_response_promise<bool>> stop_promises;
+  runner_stats last_stats;
+  // Every live child; shared with the exit hook, which stops them however
+  // the runtime ends.
+  std::shared_ptr<std::vector<caf::actor>> children
+    = std::make_shared<std::vector<caf::actor>>();
+  static inline const char* name = "cafmq.runtime";
+};
+
+using supervisor_actor = caf::stateful_actor<supervisor_state,
+                                             runtime_actor::base>;
+
+} // namespace cafmq::actors
