@@ -17,17 +17,21 @@ CAF_TEST(claimed tasks run and their outcomes are written) {
   claim_result batch;
   auto ok1 = make_task("ok");
   auto ok2 = make_task("ok");
+  auto quick = make_task("quick");
   auto failing = make_task("boom");
   auto mismatch = make_task("typed", "\"not a number\"");
-  batch.tasks = {ok1, ok2, failing, mismatch};
+  batch.tasks = {ok1, ok2, quick, failing, mismatch};
   log->claims.push_back(batch);
   cfg.min_concurrency = 4;
-  auto d = start();
-  sched.run();
-  CAF_CHECK_EQUAL(completed_count(*log), 2u);
-  std::vector<attempt_failure> failed;
-  for (auto& b : log->records)
-    failed.insert(failed.end(), b.failed.begin(), b.failed.end());
+  cfg.max_concurrency = 5;
+  start();
+  // Nothing ran yet: the blocking handlers wait for an executor thread,
+  // the non-blocking one ran on the scheduler.
+  CAF_CHECK_EQUAL(exec->queued(), 4u);
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  settle();
+  CAF_CHECK_EQUAL(completed_count(), 3u);
+  auto failed = failures();
   CAF_REQUIRE_EQUAL(failed.size(), 2u);
   for (auto& f : failed) {
     if (f.ref.id == failing.id) {
@@ -40,56 +44,54 @@ CAF_TEST(claimed tasks run and their outcomes are written) {
     }
   }
   // Group commit: the first outcome goes out alone, the rest in one batch.
-  CAF_CHECK_LESS_OR_EQUAL(log->records.size(), 2u);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
+  CAF_CHECK_EQUAL(log->records.size(), 2u);
 }
 
 CAF_TEST(the dispatcher wakes at the nearest scheduled time) {
   log->idle_wait = 2s;
-  auto d = start();
-  sched.run();
+  start();
   CAF_CHECK_EQUAL(log->claim_calls, 1);
-  sched.advance_time(1s);
-  sched.run();
+  advance(1s);
   CAF_CHECK_EQUAL(log->claim_calls, 1);
-  sched.advance_time(1s);
-  sched.run();
+  advance(1s);
   CAF_CHECK_EQUAL(log->claim_calls, 2);
   // Nothing scheduled: the wait is capped by max_poll_wait.
   log->idle_wait = 1h;
-  sched.advance_time(2s);
-  sched.run();
+  advance(2s);
   CAF_CHECK_EQUAL(log->claim_calls, 3);
-  sched.advance_time(5s);
-  sched.run();
+  advance(5s);
   CAF_CHECK_EQUAL(log->claim_calls, 4);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
 }
 
 CAF_TEST(an empty claim never makes the dispatcher spin) {
   // The database reports work somewhere (wait 0) but none for us.
   log->idle_wait = 0s;
-  auto d = start();
-  sched.run();
+  start();
+  settle();
   CAF_CHECK_EQUAL(log->claim_calls, 1);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
 }
 
 CAF_TEST(a notification makes the dispatcher claim at once) {
-  auto d = start();
-  sched.run();
+  start();
   CAF_CHECK_EQUAL(log->claim_calls, 1);
-  anon_send(d, ready_atom::value, std::string{"foo"});
-  sched.run();
+  anon_send(dispatcher(), ready_atom::value, std::string{"foo"});
+  settle();
   CAF_CHECK_EQUAL(log->claim_calls, 2);
-  anon_send(d, rescan_atom::value);
-  sched.run();
+  anon_send(dispatcher(), rescan_atom::value);
+  settle();
   CAF_CHECK_EQUAL(log->claim_calls, 3);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
+}
+
+CAF_TEST(a runner that serves some channels ignores notifications of others) {
+  cfg.channels = {"mine"};
+  start();
+  anon_send(dispatcher(), ready_atom::value, std::string{"other"});
+  settle();
+  CAF_CHECK_EQUAL(log->claim_calls, 1);
+  anon_send(dispatcher(), ready_atom::value, std::string{"mine"});
+  settle();
+  CAF_CHECK_EQUAL(log->claim_calls, 2);
+  CAF_CHECK(log->requests.back().channels == std::vector<std::string>{"mine"});
 }
 
 CAF_TEST(the claim ahead follows the measured throughput) {
@@ -102,25 +104,23 @@ CAF_TEST(the claim ahead follows the measured throughput) {
     batch.tasks = {make_task("ok"), make_task("ok")};
     log->claims.push_back(batch);
   }
-  auto d = start();
-  sched.run();
+  start();
+  settle();
   // Nothing measured yet: claims only fill the handler slots.
   CAF_REQUIRE_GREATER_OR_EQUAL(log->claim_limits.size(), 51u);
   CAF_CHECK_EQUAL(log->claim_limits.front(), 2);
-  CAF_CHECK_EQUAL(completed_count(*log), 100u);
+  CAF_CHECK_EQUAL(completed_count(), 100u);
   // 100 attempts in one second: hold what half that rate (the smoothed
   // estimate) finishes in the 1 s window.
   sched.advance_time(1s);
-  anon_send(d, ready_atom::value, std::string{});
-  sched.run();
+  anon_send(dispatcher(), ready_atom::value, std::string{});
+  settle();
   CAF_CHECK_EQUAL(log->claim_limits.back(), 2 + 50);
   // A second without work halves the estimate again.
   sched.advance_time(1s);
-  anon_send(d, ready_atom::value, std::string{});
-  sched.run();
+  anon_send(dispatcher(), ready_atom::value, std::string{});
+  settle();
   CAF_CHECK_EQUAL(log->claim_limits.back(), 2 + 25);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
 }
 
 CAF_TEST(a starved runner claims more each time up to the prefetch) {
@@ -131,18 +131,26 @@ CAF_TEST(a starved runner claims more each time up to the prefetch) {
   cfg.prefetch = 2048;
   cfg.prefetch_window = 1s;
   log->backlog = 20000;
-  auto d = start();
-  // The database is the slow part: everything else runs before each of its
-  // messages, so every claim comes back to a runner that ran out of work.
+  start();
+  // The claim database is the slow part: everything else (executor jobs
+  // included) runs before each of its messages, so every claim comes back
+  // to a runner that ran out of work.
   auto is_db = [&](resumable* job) {
     auto ptr = dynamic_cast<abstract_actor*>(job);
-    return ptr != nullptr && ptr->id() == db.id();
+    return ptr != nullptr && ptr->id() == claim_db.id();
   };
-  while (sched.has_job()) {
+  for (;;) {
+    if (!sched.has_job()) {
+      if (exec->run_queued() == 0)
+        break;
+      continue;
+    }
     auto& jobs = sched.jobs;
     auto other = std::find_if_not(jobs.begin(), jobs.end(), is_db);
     if (other != jobs.end() && other != jobs.begin())
       std::iter_swap(jobs.begin(), other);
+    if (other == jobs.end() && exec->run_queued() > 0)
+      continue;
     sched.run_once();
   }
   CAF_CHECK_EQUAL(log->backlog, 0);
@@ -161,13 +169,11 @@ CAF_TEST(a starved runner claims more each time up to the prefetch) {
   }
   CAF_CHECK_GREATER(full_at, 0u);
   CAF_CHECK_LESS_OR_EQUAL(full_at, 8u);
-  CAF_CHECK_EQUAL(completed_count(*log), 20000u);
+  CAF_CHECK_EQUAL(completed_count(), 20000u);
   // An empty claim ends the ramp: the next claim fills the slots only.
-  anon_send(d, ready_atom::value, std::string{});
-  sched.run();
+  anon_send(dispatcher(), ready_atom::value, std::string{});
+  settle();
   CAF_CHECK_EQUAL(limits.back(), 4);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
 }
 
 CAF_TEST(an outcome waiting to be written keeps its lease) {
@@ -176,113 +182,118 @@ CAF_TEST(an outcome waiting to be written keeps its lease) {
   batch.tasks = {task};
   log->claims.push_back(batch);
   log->fail_records = true;
-  auto d = start();
-  sched.run();
+  start();
+  settle();
   // The handler returned; writing its completion fails (and is retried).
   CAF_CHECK(log->records.empty());
-  sched.advance_time(10s);
-  sched.run();
+  CAF_CHECK(logged("writing task outcomes failed"));
+  advance(10s);
   CAF_REQUIRE_EQUAL(log->renewals.size(), 1u);
   CAF_CHECK(log->renewals[0] == std::vector<attempt_ref>{{task.id, 1}});
   // Once written, the attempt leaves the renewals.
   log->fail_records = false;
-  sched.advance_time(5s);
-  sched.run();
-  CAF_CHECK_EQUAL(completed_count(*log), 1u);
-  sched.advance_time(10s);
-  sched.run();
+  advance(5s);
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  advance(10s);
   CAF_CHECK_EQUAL(log->renewals.size(), 1u);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
 }
 
-CAF_TEST(leases of running attempts are renewed once per interval) {
+CAF_TEST(leases of held attempts are renewed once per interval) {
   claim_result batch;
   batch.tasks = {make_task("ok"), make_task("ok")};
+  batch.tasks[1].channel_args = "other";
   log->claims.push_back(batch);
   cfg.max_poll_wait = 20s;
-  auto d = start();
-  // Run only the dispatcher and the database: the workers keep their run
-  // messages, so both attempts stay running.
-  expect((claim_atom, claim_request), to(db));
-  expect((claim_result), from(db).to(d));
+  start();
+  // The executor runs nothing: both attempts stay running.
   CAF_CHECK(log->renewals.empty());
   sched.advance_time(10s);
-  expect((tick_atom), to(d));
-  expect((renew_atom, std::vector<attempt_ref>, std::chrono::milliseconds),
-         to(db));
+  sched.run();
   CAF_REQUIRE_EQUAL(log->renewals.size(), 1u);
   CAF_CHECK_EQUAL(log->renewals[0].size(), 2u);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
 }
 
-CAF_TEST(a graceful stop lets running handlers finish and writes outcomes) {
-  auto d = start_and_stop_with_one_running();
-  CAF_CHECK_EQUAL(completed_count(*log), 0u);
-  // Now the worker runs; the dispatcher flushes and replies.
+CAF_TEST(an attempt whose lease was lost is stopped and not written) {
+  claim_result batch;
+  auto task = make_task("ok");
+  batch.tasks = {task};
+  log->claims.push_back(batch);
+  start();
+  log->not_owned.insert(task.id);
+  sched.advance_time(10s);
   sched.run();
-  CAF_CHECK_EQUAL(completed_count(*log), 1u);
-  expect((bool), from(d).to(self).with(true));
-  // No claims after the stop.
-  CAF_CHECK_EQUAL(log->claim_calls, 1);
-}
-
-CAF_TEST(a stop abandons handlers that outlive the shutdown timeout) {
-  auto d = start_and_stop_with_one_running();
-  sched.advance_time(30s);
-  expect((timeout_atom), to(d));
-  // The completer answers the flush at once; the handler has not returned.
-  run_all_but_workers();
-  expect((bool), from(d).to(self).with(true));
-  // The abandoned attempt was not recorded; its lease will run out.
-  CAF_CHECK_EQUAL(completed_count(*log), 0u);
-  sched.run();
+  // Its token fired (reason lost) before it ran: it ends without a write.
+  settle();
+  CAF_CHECK(log->records.empty());
+  CAF_CHECK_EQUAL(stats().lost, 1);
+  CAF_CHECK(logged("lost their lease"));
 }
 
 CAF_TEST(handler actors are supervised per attempt) {
-  auto def = [](std::string name, behavior (*fun)(event_based_actor*)) {
-    return actor_task_definition{
-      name, [fun](actor_system& sys) { return sys.spawn(fun); }, {}};
+  auto def = [](std::string name,
+                handler_actor::behavior_type (*fun)(handler_actor::pointer)) {
+    return actor_task_definition{name, fun, {}};
   };
-  cfg.actor_tasks
-    = {def("good", good_handler), def("throwing", throwing_handler),
-       def("refusing", refusing_handler), def("quitting", quitting_handler)};
+  auto good = [](handler_actor::pointer) -> handler_actor::behavior_type {
+    return {[](run_atom, const claimed_task&) { return true; },
+            [](cancel_atom, cancel_reason) {}};
+  };
+  auto throwing = [](handler_actor::pointer) -> handler_actor::behavior_type {
+    return {[](run_atom, const claimed_task&) -> bool {
+              throw std::runtime_error("kaputt");
+            },
+            [](cancel_atom, cancel_reason) {}};
+  };
+  auto refusing = [](handler_actor::pointer) -> handler_actor::behavior_type {
+    return {[](run_atom, const claimed_task&) -> caf::result<bool> {
+              return make_error(errc::payload_mismatch, "cannot read this");
+            },
+            [](cancel_atom, cancel_reason) {}};
+  };
+  auto quitting
+    = [](handler_actor::pointer self) -> handler_actor::behavior_type {
+    return {[=](run_atom, const claimed_task&) -> caf::result<bool> {
+              self->quit(make_error(errc::handler_failed, "gave up"));
+              return caf::delegated<bool>{};
+            },
+            [](cancel_atom, cancel_reason) {}};
+  };
+  cfg.actor_tasks = {def("good", good), def("throwing", throwing),
+                     def("refusing", refusing), def("quitting", quitting)};
   claim_result batch;
-  auto good = make_task("good");
-  auto throwing = make_task("throwing");
-  auto refusing = make_task("refusing");
-  auto quitting = make_task("quitting");
-  batch.tasks = {good, throwing, refusing, quitting};
+  auto t_good = make_task("good");
+  auto t_throwing = make_task("throwing");
+  auto t_refusing = make_task("refusing");
+  auto t_quitting = make_task("quitting");
+  batch.tasks = {t_good, t_throwing, t_refusing, t_quitting};
   log->claims.push_back(batch);
   cfg.min_concurrency = 4;
-  auto d = start();
-  sched.run();
-  CAF_CHECK_EQUAL(completed_count(*log), 1u);
+  start();
+  settle();
+  CAF_CHECK_EQUAL(completed_count(), 1u);
   std::map<std::string, attempt_failure> failed;
   for (auto& b : log->records) {
     for (auto& c : b.completed)
-      CAF_CHECK(c.id == good.id);
+      CAF_CHECK(c.id == t_good.id);
     for (auto& f : b.failed)
-      failed[f.ref.id == throwing.id   ? "throwing"
-             : f.ref.id == refusing.id ? "refusing"
-                                       : "quitting"]
+      failed[f.ref.id == t_throwing.id   ? "throwing"
+             : f.ref.id == t_refusing.id ? "refusing"
+                                         : "quitting"]
         = f;
   }
   CAF_REQUIRE_EQUAL(failed.size(), 3u);
-  CAF_MESSAGE("throwing: " << failed["throwing"].error);
-  CAF_MESSAGE("quitting: " << failed["quitting"].error);
+  // The exception's own text is recorded.
+  CAF_CHECK_EQUAL(failed["throwing"].error,
+                  "cafmq::handler_failed: handler actor threw: kaputt");
   CAF_CHECK(failed["throwing"].retryable);
   CAF_CHECK(failed["quitting"].retryable);
   CAF_CHECK(failed["quitting"].error.find("gave up") != std::string::npos);
   CAF_CHECK(!failed["refusing"].retryable);
   // The runtime carries on: it still claims.
   auto calls = log->claim_calls;
-  anon_send(d, rescan_atom::value);
-  sched.run();
+  anon_send(dispatcher(), rescan_atom::value);
+  settle();
   CAF_CHECK_GREATER(log->claim_calls, calls);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
 }
 
 CAF_TEST(idle channel actors retire) {
@@ -293,21 +304,34 @@ CAF_TEST(idle channel actors retire) {
   cfg.channel_idle_timeout = 10s;
   cfg.max_poll_wait = 1h;
   cfg.keep_alive_interval = 1h;
-  auto d = start();
-  sched.run();
-  auto channels = [&] {
-    self->send(d, stats_atom::value);
-    sched.run();
-    int result = -1;
-    self->receive([&](const runner_stats& x) { result = x.channels; });
-    return result;
-  };
-  CAF_CHECK_EQUAL(channels(), 2);
-  sched.advance_time(10s);
-  sched.run();
-  CAF_CHECK_EQUAL(channels(), 0);
-  anon_send_exit(d, exit_reason::user_shutdown);
-  sched.run();
+  start();
+  settle();
+  CAF_CHECK_EQUAL(stats().channels, 2);
+  advance(10s);
+  CAF_CHECK_EQUAL(stats().channels, 0);
+}
+
+CAF_TEST(a paused channel starts nothing and is not claimed) {
+  cfg.max_poll_wait = 1h;
+  start();
+  self->send(rt, pause_atom::value, std::string{"default"});
+  settle();
+  self->receive([](bool) {});
+  claim_result batch;
+  auto task = make_task("ok");
+  batch.tasks = {task};
+  log->claims.push_back(batch);
+  anon_send(dispatcher(), rescan_atom::value);
+  settle();
+  // The claim excludes the channel; what still came is given back.
+  CAF_CHECK(log->requests.back().paused
+            == std::vector<std::string>{"default"});
+  CAF_CHECK(released_ids() == std::set<uuid>{task.id});
+  CAF_CHECK_EQUAL(completed_count(), 0u);
+  self->send(rt, resume_atom::value, std::string{"default"});
+  settle();
+  self->receive([](bool) {});
+  CAF_CHECK(log->requests.back().paused.empty());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
