@@ -10,6 +10,7 @@
 #include <caf/expected.hpp>
 
 #include "cafmq/claimed_task.hpp"
+#include "cafmq/connection_options.hpp"
 #include "cafmq/task_backend.hpp"
 
 namespace pqxx {
@@ -67,9 +68,10 @@ class queue_connection : public task_backend {
 public:
   ~queue_connection() override;
 
-  /// Opens a connection to `url` (a libpq URI or key=value string).
+  /// Opens a connection to `url` (a libpq URI or key=value string) with the
+  /// bounds of `opts`.
   static caf::expected<std::shared_ptr<queue_connection>>
-  open(const std::string& url);
+  open(const std::string& url, const connection_options& opts = {});
 
   /// Claims up to `req.limit` tasks, continuing the fair rotation.
   caf::expected<claim_result> claim(const claim_request& req);

@@ -8,7 +8,8 @@
 namespace cafmq {
 
 struct queue_connection::impl {
-  explicit impl(const std::string& url) : conn(url) {
+  explicit impl(std::shared_ptr<pqxx::connection_base> conn)
+    : conn(std::move(conn)) {
     // nop
   }
 
@@ -17,7 +18,7 @@ struct queue_connection::impl {
   auto run(F f) -> caf::expected<decltype(f(std::declval<pqxx::work&>()))> {
     using result_type = caf::expected<decltype(f(std::declval<pqxx::work&>()))>;
     return guarded([&]() -> result_type {
-      pqxx::work tx{conn};
+      pqxx::work tx{*conn};
       auto result = f(tx);
       tx.commit();
       return result;
@@ -32,12 +33,12 @@ struct queue_connection::impl {
     using result_type
       = caf::expected<decltype(f(std::declval<pqxx::transaction_base&>()))>;
     return guarded([&]() -> result_type {
-      pqxx::nontransaction tx{conn};
+      pqxx::nontransaction tx{*conn};
       return f(tx);
     });
   }
 
-  pqxx::connection conn;
+  std::shared_ptr<pqxx::connection_base> conn;
 };
 
 queue_connection::queue_connection(std::unique_ptr<impl> ptr)
@@ -50,12 +51,13 @@ queue_connection::~queue_connection() {
 }
 
 caf::expected<std::shared_ptr<queue_connection>>
-queue_connection::open(const std::string& url) {
-  return guarded([&]() -> caf::expected<std::shared_ptr<queue_connection>> {
-    auto ptr = std::make_unique<impl>(url);
-    return std::shared_ptr<queue_connection>{
-      new queue_connection(std::move(ptr))};
-  });
+queue_connection::open(const std::string& url, const connection_options& opts) {
+  auto conn = open_connection(url, opts);
+  if (!conn)
+    return std::move(conn.error());
+  auto ptr = std::make_unique<impl>(std::move(*conn));
+  return std::shared_ptr<queue_connection>{
+    new queue_connection(std::move(ptr))};
 }
 
 caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
@@ -142,7 +144,7 @@ caf::error queue_connection::keep_alive(const attempt_ref& x,
 }
 
 pqxx::connection_base& queue_connection::connection() noexcept {
-  return impl_->conn;
+  return *impl_->conn;
 }
 
 } // namespace cafmq
