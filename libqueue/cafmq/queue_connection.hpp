@@ -10,6 +10,7 @@
 #include <caf/expected.hpp>
 
 #include "cafmq/claimed_task.hpp"
+#include "cafmq/connection_breaker.hpp"
 #include "cafmq/connection_options.hpp"
 #include "cafmq/task_backend.hpp"
 
@@ -62,8 +63,10 @@ struct lease_state {
 };
 
 /// One database connection that claims tasks and writes their outcomes, each
-/// in a short transaction of its own. Not thread-safe: one owner at a time.
-/// Also a `task_backend`, so handlers can run on it directly.
+/// in a short transaction of its own. Not thread-safe: one owner at a time,
+/// except for its `breaker()`. Also a `task_backend`, so handlers can run on
+/// it directly. A broken connection stays broken (every call returns
+/// `errc::database_unavailable`): the owner opens a new one.
 class queue_connection : public task_backend {
 public:
   ~queue_connection() override;
@@ -109,6 +112,10 @@ public:
 
   /// The underlying connection, e.g. for the caller's own transactions.
   pqxx::connection_base& connection() noexcept;
+
+  /// Breaks this connection's socket from another thread; released when the
+  /// connection closes.
+  const std::shared_ptr<connection_breaker>& breaker() const noexcept;
 
   const claim_cursor& cursor() const noexcept {
     return cursor_;

@@ -7,10 +7,29 @@
 
 namespace cafmq {
 
+namespace {
+
+// A reopened connection would sit on a socket that the breaker does not
+// watch: the owner reconnects instead. libpqxx 6 deprecates the switch
+// because 7 never reopens.
+void keep_broken(pqxx::connection_base& conn) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  conn.inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+}
+
+} // namespace
+
 struct queue_connection::impl {
-  explicit impl(std::shared_ptr<pqxx::connection_base> conn)
-    : conn(std::move(conn)) {
+  impl(std::shared_ptr<pqxx::connection_base> conn,
+       std::shared_ptr<connection_breaker> breaker)
+    : conn(std::move(conn)), breaker(std::move(breaker)) {
     // nop
+  }
+
+  ~impl() {
+    breaker->release();
   }
 
   // Runs `f` in a transaction of its own and commits it.
@@ -39,6 +58,7 @@ struct queue_connection::impl {
   }
 
   std::shared_ptr<pqxx::connection_base> conn;
+  std::shared_ptr<connection_breaker> breaker;
 };
 
 queue_connection::queue_connection(std::unique_ptr<impl> ptr)
@@ -55,7 +75,11 @@ queue_connection::open(const std::string& url, const connection_options& opts) {
   auto conn = open_connection(url, opts);
   if (!conn)
     return std::move(conn.error());
-  auto ptr = std::make_unique<impl>(std::move(*conn));
+  keep_broken(**conn);
+  auto breaker = connection_breaker::make((*conn)->sock());
+  if (!breaker)
+    return std::move(breaker.error());
+  auto ptr = std::make_unique<impl>(std::move(*conn), std::move(*breaker));
   return std::shared_ptr<queue_connection>{
     new queue_connection(std::move(ptr))};
 }
@@ -145,6 +169,11 @@ caf::error queue_connection::keep_alive(const attempt_ref& x,
 
 pqxx::connection_base& queue_connection::connection() noexcept {
   return *impl_->conn;
+}
+
+const std::shared_ptr<connection_breaker>&
+queue_connection::breaker() const noexcept {
+  return impl_->breaker;
 }
 
 } // namespace cafmq
