@@ -18,6 +18,7 @@
 #include <pqxx/pqxx>
 
 #include "cafmq/client.hpp"
+#include "cafmq/connection_options.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 
@@ -62,7 +63,7 @@ void print_status(const std::string& id, const cafmq::task_status& st) {
   std::cout << std::endl;
 }
 
-int run(pqxx::connection& conn, const std::string& url,
+int run(pqxx::connection_base& conn, const std::string& url,
         const std::vector<std::string>& args) {
   const auto& cmd = args[0];
   std::optional<cafmq::uuid> id;
@@ -132,9 +133,10 @@ int main(int argc, char** argv) {
                  "CAFMQ_DATABASE_URL\n";
     return 2;
   }
-  auto rc = cafmq::guarded([&]() -> caf::expected<int> {
-    pqxx::connection conn{url};
-    return run(conn, url, cfg.remainder);
-  });
+  auto conn = cafmq::open_connection(url);
+  if (!conn)
+    return fail(conn.error());
+  auto rc = cafmq::guarded(
+    [&]() -> caf::expected<int> { return run(**conn, url, cfg.remainder); });
   return rc ? *rc : fail(rc.error());
 }

@@ -12,6 +12,7 @@
 
 #include <caf/expected.hpp>
 
+#include "cafmq/connection_options.hpp"
 #include "cafmq/task_status.hpp"
 #include "cafmq/uuid.hpp"
 
@@ -86,9 +87,10 @@ caf::expected<std::int64_t> prune(pqxx::connection_base& conn,
 /// and returns after a final state. `errc::unknown_task` at once for an
 /// unknown id; `errc::reservation_expired` when a reservation disappears.
 /// Notifications carry the changes; every `poll` the state is also read, in
-/// case one was missed.
+/// case one was missed. The connection is bounded by `opts`.
 caf::error watch(const std::string& url, const uuid& id,
                  const std::function<void(const task_status&)>& on_update,
-                 std::chrono::milliseconds poll = std::chrono::seconds{1});
+                 std::chrono::milliseconds poll = std::chrono::seconds{1},
+                 const connection_options& opts = {});
 
 } // namespace cafmq

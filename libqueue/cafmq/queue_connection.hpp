@@ -10,6 +10,8 @@
 #include <caf/expected.hpp>
 
 #include "cafmq/claimed_task.hpp"
+#include "cafmq/connection_breaker.hpp"
+#include "cafmq/connection_options.hpp"
 #include "cafmq/task_backend.hpp"
 
 namespace pqxx {
@@ -66,15 +68,18 @@ struct lease_state {
 };
 
 /// One database connection that claims tasks and writes their outcomes, each
-/// in a short transaction of its own. Not thread-safe: one owner at a time.
-/// Also a `task_backend`, so handlers can run on it directly.
+/// in a short transaction of its own. Not thread-safe: one owner at a time,
+/// except for its `breaker()`. Also a `task_backend`, so handlers can run on
+/// it directly. A broken connection stays broken (every call returns
+/// `errc::database_unavailable`): the owner opens a new one.
 class queue_connection : public task_backend {
 public:
   ~queue_connection() override;
 
-  /// Opens a connection to `url` (a libpq URI or key=value string).
+  /// Opens a connection to `url` (a libpq URI or key=value string) with the
+  /// bounds of `opts`.
   static caf::expected<std::shared_ptr<queue_connection>>
-  open(const std::string& url);
+  open(const std::string& url, const connection_options& opts = {});
 
   /// Claims up to `req.limit` tasks, continuing the fair rotation.
   caf::expected<claim_result> claim(const claim_request& req);
@@ -112,6 +117,10 @@ public:
 
   /// The underlying connection, e.g. for the caller's own transactions.
   pqxx::connection_base& connection() noexcept;
+
+  /// Breaks this connection's socket from another thread; released when the
+  /// connection closes.
+  const std::shared_ptr<connection_breaker>& breaker() const noexcept;
 
   const claim_cursor& cursor() const noexcept {
     return cursor_;

@@ -199,9 +199,13 @@ bool same_step(const task_status& x, const task_status& y) {
 
 caf::error watch(const std::string& url, const uuid& id,
                  const std::function<void(const task_status&)>& on_update,
-                 std::chrono::milliseconds poll) {
+                 std::chrono::milliseconds poll,
+                 const connection_options& opts) {
+  auto opened = open_connection(url, opts);
+  if (!opened)
+    return std::move(opened.error());
   return guarded([&]() -> caf::error {
-    pqxx::connection conn{url};
+    auto& conn = **opened;
     status_receiver rcv{conn, to_string(id)};
     pqxx::nontransaction{conn}.exec_params0(sql::watch_add, to_string(id));
     auto done = [&](caf::error result) {

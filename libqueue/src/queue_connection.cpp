@@ -7,9 +7,29 @@
 
 namespace cafmq {
 
+namespace {
+
+// A reopened connection would sit on a socket that the breaker does not
+// watch: the owner reconnects instead. libpqxx 6 deprecates the switch
+// because 7 never reopens.
+void keep_broken(pqxx::connection_base& conn) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  conn.inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+}
+
+} // namespace
+
 struct queue_connection::impl {
-  explicit impl(const std::string& url) : conn(url) {
+  impl(std::shared_ptr<pqxx::connection_base> conn,
+       std::shared_ptr<connection_breaker> breaker)
+    : conn(std::move(conn)), breaker(std::move(breaker)) {
     // nop
+  }
+
+  ~impl() {
+    breaker->release();
   }
 
   // Runs `f` in a transaction of its own and commits it.
@@ -17,7 +37,7 @@ struct queue_connection::impl {
   auto run(F f) -> caf::expected<decltype(f(std::declval<pqxx::work&>()))> {
     using result_type = caf::expected<decltype(f(std::declval<pqxx::work&>()))>;
     return guarded([&]() -> result_type {
-      pqxx::work tx{conn};
+      pqxx::work tx{*conn};
       auto result = f(tx);
       tx.commit();
       return result;
@@ -32,12 +52,13 @@ struct queue_connection::impl {
     using result_type
       = caf::expected<decltype(f(std::declval<pqxx::transaction_base&>()))>;
     return guarded([&]() -> result_type {
-      pqxx::nontransaction tx{conn};
+      pqxx::nontransaction tx{*conn};
       return f(tx);
     });
   }
 
-  pqxx::connection conn;
+  std::shared_ptr<pqxx::connection_base> conn;
+  std::shared_ptr<connection_breaker> breaker;
 };
 
 queue_connection::queue_connection(std::unique_ptr<impl> ptr)
@@ -50,12 +71,17 @@ queue_connection::~queue_connection() {
 }
 
 caf::expected<std::shared_ptr<queue_connection>>
-queue_connection::open(const std::string& url) {
-  return guarded([&]() -> caf::expected<std::shared_ptr<queue_connection>> {
-    auto ptr = std::make_unique<impl>(url);
-    return std::shared_ptr<queue_connection>{
-      new queue_connection(std::move(ptr))};
-  });
+queue_connection::open(const std::string& url, const connection_options& opts) {
+  auto conn = open_connection(url, opts);
+  if (!conn)
+    return std::move(conn.error());
+  keep_broken(**conn);
+  auto breaker = connection_breaker::make((*conn)->sock());
+  if (!breaker)
+    return std::move(breaker.error());
+  auto ptr = std::make_unique<impl>(std::move(*conn), std::move(*breaker));
+  return std::shared_ptr<queue_connection>{
+    new queue_connection(std::move(ptr))};
 }
 
 caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
@@ -142,7 +168,12 @@ caf::error queue_connection::keep_alive(const attempt_ref& x,
 }
 
 pqxx::connection_base& queue_connection::connection() noexcept {
-  return impl_->conn;
+  return *impl_->conn;
+}
+
+const std::shared_ptr<connection_breaker>&
+queue_connection::breaker() const noexcept {
+  return impl_->breaker;
 }
 
 } // namespace cafmq

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include <libpq-fe.h>
 #include <unistd.h>
 
 #include "cafmq/error.hpp"
@@ -70,11 +71,38 @@ std::unique_ptr<pqxx::connection> db_fixture::connect() const {
 }
 
 std::shared_ptr<queue_connection> db_fixture::poller() const {
-  auto result = queue_connection::open(url);
+  return open_poller(url);
+}
+
+std::shared_ptr<queue_connection>
+db_fixture::open_poller(const std::string& at,
+                        const connection_options& opts) const {
+  auto result = queue_connection::open(at, opts);
   if (!result)
     throw std::runtime_error("cannot open a queue connection: "
                              + render(result.error()));
   return *result;
+}
+
+std::string db_fixture::tcp_url() const {
+  char* msg = nullptr;
+  auto xs = PQconninfoParse(url.c_str(), &msg);
+  if (xs == nullptr) {
+    PQfreemem(msg);
+    throw std::runtime_error("libpq cannot read the test database URL");
+  }
+  std::string host;
+  for (auto x = xs; x->keyword != nullptr; ++x)
+    if (x->val != nullptr && std::string{x->keyword} == "host")
+      host = x->val;
+  PQconninfoFree(xs);
+  if (!host.empty() && host[0] != '/')
+    return url;
+  // A later setting wins in libpq.
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0)
+    return url + (url.find('?') == std::string::npos ? "?" : "&")
+           + "host=127.0.0.1";
+  return url + " host=127.0.0.1";
 }
 
 } // namespace cafmq::test

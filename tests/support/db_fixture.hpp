@@ -29,6 +29,14 @@ struct db_fixture {
   /// A new queue connection (a poller of its own) to the test database.
   std::shared_ptr<queue_connection> poller() const;
 
+  /// A new queue connection to `at` with `opts`.
+  std::shared_ptr<queue_connection>
+  open_poller(const std::string& at, const connection_options& opts = {}) const;
+
+  /// `url` over TCP to 127.0.0.1 when it names a Unix socket or no host:
+  /// what TCP settings need.
+  std::string tcp_url() const;
+
   /// Runs one statement on `conn` and returns the first column of row 0.
   template <class T>
   T query_value(const std::string& sql) {
