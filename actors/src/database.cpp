@@ -1,38 +1,36 @@
 #include "cafmq/actors/database.hpp"
 
-#include <sys/socket.h>
-
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
 #include "cafmq/client.hpp"
+#include "cafmq/connection_breaker.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/queue_connection.hpp"
 
 namespace cafmq::actors {
 
-void connection_guard::enter(int fd) noexcept {
-  fd_ = fd;
-  since_ = std::chrono::steady_clock::now().time_since_epoch().count();
+void connection_guard::enter(std::shared_ptr<connection_breaker> breaker) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  breaker_ = std::move(breaker);
+  since_ = std::chrono::steady_clock::now();
 }
 
 void connection_guard::leave() noexcept {
-  since_ = 0;
+  std::lock_guard<std::mutex> guard{mtx_};
+  breaker_ = nullptr;
 }
 
 bool connection_guard::break_if_hung(
-  std::chrono::steady_clock::duration limit) noexcept {
-  auto since = since_.load();
-  if (since == 0)
-    return false;
-  auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  if (now - since < limit.count())
+  std::chrono::steady_clock::duration limit) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!breaker_ || std::chrono::steady_clock::now() - since_ < limit)
     return false;
   // The blocked call returns with a connection error; the owner drops the
   // connection and opens a new one on its next call.
-  ::shutdown(fd_.load(), SHUT_RDWR);
-  since_ = 0;
-  return true;
+  auto broke = breaker_->break_now();
+  breaker_ = nullptr;
+  return broke;
 }
 
 namespace {
@@ -51,7 +49,8 @@ struct database_state {
   template <class F>
   auto with_connection(F f) -> decltype(f(*conn)) {
     if (!conn) {
-      auto opened = queue_connection::open(ctx->cfg.database_url);
+      auto opened = queue_connection::open(ctx->cfg.database_url,
+                                             ctx->cfg.connection);
       if (!opened) {
         changed(true, opened.error());
         return std::move(opened.error());
@@ -59,7 +58,7 @@ struct database_state {
       conn = std::move(*opened);
     }
     if (guard)
-      guard->enter(conn->connection().sock());
+      guard->enter(conn->breaker());
     auto result = f(*conn);
     if (guard)
       guard->leave();

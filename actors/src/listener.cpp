@@ -3,6 +3,8 @@
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
+#include "cafmq/connection_breaker.hpp"
+#include "cafmq/connection_options.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
 
@@ -35,7 +37,8 @@ struct listener_state {
   context_ptr ctx;
   dispatcher_actor dispatcher;
   guard_ptr guard;
-  std::unique_ptr<pqxx::connection> conn; // declared first: destroyed last
+  std::shared_ptr<pqxx::connection_base> conn; // first: destroyed last
+  std::shared_ptr<connection_breaker> breaker;
   std::unique_ptr<collector> ready;
   std::unique_ptr<collector> cancel;
   std::chrono::steady_clock::time_point last_ping;
@@ -45,6 +48,9 @@ struct listener_state {
   void drop() {
     ready.reset();
     cancel.reset();
+    if (breaker)
+      breaker->release();
+    breaker.reset();
     conn.reset();
   }
 };
@@ -55,7 +61,13 @@ bool connect(listener_ptr self) {
   auto& st = self->state;
   try {
     st.drop();
-    st.conn = std::make_unique<pqxx::connection>(st.ctx->cfg.database_url);
+    auto opened = open_connection(st.ctx->cfg.database_url,
+                                  st.ctx->cfg.connection);
+    if (!opened)
+      throw std::runtime_error(render(opened.error()));
+    st.conn = std::move(*opened);
+    if (auto breaker = connection_breaker::make(st.conn->sock()))
+      st.breaker = std::move(*breaker);
     st.ready = std::make_unique<collector>(*st.conn, "cafmq_ready");
     st.cancel = std::make_unique<collector>(*st.conn, "cafmq_cancel");
     st.last_ping = std::chrono::steady_clock::now();
@@ -106,7 +118,7 @@ void poll(listener_ptr self) {
     self->send(st.dispatcher, rescan_atom::value);
   }
   try {
-    st.guard->enter(st.conn->sock());
+    st.guard->enter(st.breaker);
     auto us
       = std::chrono::duration_cast<std::chrono::microseconds>(poll_period);
     st.conn->await_notification(0, us.count());

@@ -72,7 +72,7 @@ caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
     return err;
   // The start-up connection checks the schema and then claims: the first
   // claim does not wait for a connection of its own.
-  auto conn = queue_connection::open(cfg.database_url);
+  auto conn = queue_connection::open(cfg.database_url, cfg.connection);
   if (!conn)
     return std::move(conn.error());
   if (cfg.migrate) {

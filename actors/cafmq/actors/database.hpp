@@ -11,7 +11,7 @@
 // rebuilt.
 // Takes: see database_actor in protocol.hpp.
 
-#include <atomic>
+#include <mutex>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -22,27 +22,30 @@
 #include "cafmq/actors/protocol.hpp"
 
 namespace cafmq {
+class connection_breaker;
 class queue_connection;
 } // namespace cafmq
 
 namespace cafmq::actors {
 
-/// Lets another thread break a connection whose call hangs.
+/// Tells the runtime's watchdog (another thread) how long the current call
+/// on a connection has run, and lets it break that connection.
 class connection_guard {
 public:
-  /// A call on socket `fd` starts now.
-  void enter(int fd) noexcept;
+  /// A call on the connection of `breaker` starts now.
+  void enter(std::shared_ptr<connection_breaker> breaker);
 
   /// The call returned.
   void leave() noexcept;
 
-  /// Shuts the socket down if its call has run longer than `limit`; true if
+  /// Breaks the connection if its call has run longer than `limit`; true if
   /// it did.
-  bool break_if_hung(std::chrono::steady_clock::duration limit) noexcept;
+  bool break_if_hung(std::chrono::steady_clock::duration limit);
 
 private:
-  std::atomic<int> fd_{-1};
-  std::atomic<std::int64_t> since_{0};
+  std::mutex mtx_;
+  std::shared_ptr<connection_breaker> breaker_;
+  std::chrono::steady_clock::time_point since_;
 };
 
 using guard_ptr = std::shared_ptr<connection_guard>;

@@ -8,6 +8,7 @@
 
 #include "cafmq/actors/log.hpp"
 #include "cafmq/actors/protocol.hpp"
+#include "cafmq/connection_options.hpp"
 #include "cafmq/registry.hpp"
 
 namespace cafmq::actors {
@@ -50,6 +51,9 @@ enum class database_loss_policy {
 struct runner_config {
   /// PostgreSQL URL (libpq URI or key=value string).
   std::string database_url;
+  /// Statement and idle-in-transaction timeouts, TCP keepalives and the
+  /// like, for every connection the runtime opens.
+  connection_options connection;
   /// This runner's name in task rows; defaults to host:pid.
   std::string node;
   /// Channel names to serve (all args of each); empty: all channels.
