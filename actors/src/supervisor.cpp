@@ -345,14 +345,19 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self,
       if (!lost || st.stopping
           || st.ctx->cfg.on_database_loss != database_loss_policy::shutdown)
         return;
-      // nq's shutdown-on-disconnect: cancel what runs, leave the tasks to
-      // their leases, stop now.
+      // nq's shutdown-on-disconnect: cancel what runs at once, give handler
+      // actors their grace period, write nothing more: the leases decide.
       st.ctx->log(log_level::error,
                   "database connection lost, stopping (policy: shutdown)");
       st.stopping = true;
       st.abandoned = true;
       self->send(st.dispatcher, abandon_atom::value);
-      quit_now(self, false);
+      self
+        ->request(st.dispatcher,
+                  st.ctx->cfg.handler_grace + std::chrono::milliseconds{100},
+                  drain_atom::value)
+        .then([=](bool) { quit_now(self, false); },
+              [=](caf::error&) { quit_now(self, false); });
     },
   };
 }
