@@ -57,7 +57,8 @@ void caf_main(caf::actor_system& sys, const cafmq::actors::config& options) {
   caf::scoped_actor self{sys};
   // Bounded like every request: the stop returns within the shutdown
   // timeout plus the handler grace period.
-  self->request(*runner, std::chrono::minutes{2}, cafmq::actors::stop_atom::value)
+  self
+    ->request(*runner, std::chrono::minutes{2}, cafmq::actors::stop_atom::value)
     .receive([](bool) {}, [](caf::error&) {});
 }
 

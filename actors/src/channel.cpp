@@ -149,8 +149,7 @@ void give_back(channel_ptr self) {
 
 // One route for cancels, deadlines, timeouts and lost leases: a queued
 // attempt ends now, a started one is cancelled through the pool.
-void stop_attempt(channel_ptr self, const attempt_ref& ref,
-                  cancel_reason why) {
+void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
   auto& st = self->state;
   auto i = st.attempts.find(ref);
   if (i == st.attempts.end())
@@ -171,10 +170,9 @@ void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
     if (task.received == std::chrono::steady_clock::time_point{})
       task.received = now;
     if (task.deadline_in)
-      self->delayed_send(self,
-                         std::max(std::chrono::microseconds{0},
-                                  *task.deadline_in),
-                         deadline_atom::value, ref, cancel_reason::deadline);
+      self->delayed_send(
+        self, std::max(std::chrono::microseconds{0}, *task.deadline_in),
+        deadline_atom::value, ref, cancel_reason::deadline);
     auto [i, added] = st.attempts.emplace(ref, attempt{});
     if (!added)
       continue;
@@ -320,8 +318,8 @@ channel_actor spawn_channel(caf::actor_system& sys, context_ptr ctx,
                             pool_actor pool, completer_actor completer,
                             bool paused) {
   return sys.spawn(channel, std::move(ctx), std::move(key),
-                   std::move(dispatcher), std::move(pool),
-                   std::move(completer), paused);
+                   std::move(dispatcher), std::move(pool), std::move(completer),
+                   paused);
 }
 
 } // namespace cafmq::actors

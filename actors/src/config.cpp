@@ -58,8 +58,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
                       "got "
                         + on_database_loss);
   if (log_level_name != "debug" && log_level_name != "info"
-      && log_level_name != "warning"
-      && log_level_name != "error")
+      && log_level_name != "warning" && log_level_name != "error")
     return make_error(errc::invalid_argument,
                       "cafmq.log-level must be debug, info, warning or "
                       "error, got "

@@ -37,6 +37,7 @@ namespace {
 
 struct database_state {
   context_ptr ctx;
+  connection_options options;
   std::shared_ptr<queue_connection> conn;
   guard_ptr guard;
   runtime_actor runtime;
@@ -49,8 +50,7 @@ struct database_state {
   template <class F>
   auto with_connection(F f) -> decltype(f(*conn)) {
     if (!conn) {
-      auto opened = queue_connection::open(ctx->cfg.database_url,
-                                             ctx->cfg.connection);
+      auto opened = queue_connection::open(ctx->cfg.database_url, options);
       if (!opened) {
         changed(true, opened.error());
         return std::move(opened.error());
@@ -95,9 +95,11 @@ caf::expected<bool> to_reply(caf::error err) {
 }
 
 database_actor::behavior_type database(database_ptr self, context_ptr ctx,
+                                       std::string name,
                                        std::shared_ptr<queue_connection> conn,
                                        guard_ptr guard, runtime_actor runtime) {
   auto& st = self->state;
+  st.options = connection_for(ctx->cfg, name);
   st.ctx = std::move(ctx);
   st.conn = std::move(conn);
   st.guard = std::move(guard);
@@ -155,10 +157,20 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
 } // namespace
 
 database_actor spawn_database(caf::actor_system& sys, context_ptr ctx,
+                              std::string name,
                               std::shared_ptr<queue_connection> conn,
                               guard_ptr guard, runtime_actor runtime) {
-  return sys.spawn<caf::detached>(database, std::move(ctx), std::move(conn),
-                                  std::move(guard), std::move(runtime));
+  return sys.spawn<caf::detached>(database, std::move(ctx), std::move(name),
+                                  std::move(conn), std::move(guard),
+                                  std::move(runtime));
+}
+
+connection_options connection_for(const runner_config& cfg,
+                                  const std::string& role) {
+  auto result = cfg.connection;
+  if (!result.application_name.empty())
+    result.application_name += " " + role;
+  return result;
 }
 
 } // namespace cafmq::actors

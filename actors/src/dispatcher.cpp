@@ -126,7 +126,8 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   std::unordered_map<channel_entry*, size_t> batch_of;
   for (auto& task : result.tasks) {
     task.received = now;
-    auto& entry = channel_of(self, key_of(task.channel_name, task.channel_args));
+    auto& entry
+      = channel_of(self, key_of(task.channel_name, task.channel_args));
     ++entry.held;
     ++st.held;
     ++st.stats.claimed;
@@ -206,8 +207,9 @@ void maybe_claim(dispatcher_ptr self) {
   st.claiming = true;
   st.request.limit = limit;
   st.request.paused.assign(st.paused.begin(), st.paused.end());
-  self->request(st.claim_db, st.ctx->request_timeout(), claim_atom::value,
-                st.request)
+  self
+    ->request(st.claim_db, st.ctx->request_timeout(), claim_atom::value,
+              st.request)
     .then([=](claim_result& result) { claimed(self, limit, result); },
           [=](caf::error& err) {
             auto& st = self->state;
@@ -223,9 +225,9 @@ void maybe_claim(dispatcher_ptr self) {
             st.error_backoff = std::min(
               std::chrono::milliseconds{5000},
               std::max(std::chrono::milliseconds{100}, st.error_backoff * 2));
-            st.ctx->log(log_level::warning, "claim failed, retrying",
-                        {{"retry_ms", st.error_backoff.count()},
-                         {"error", render(err)}});
+            st.ctx->log(
+              log_level::warning, "claim failed, retrying",
+              {{"retry_ms", st.error_backoff.count()}, {"error", render(err)}});
             wake_after(self, st.error_backoff);
           });
 }
@@ -242,9 +244,9 @@ void channel_down(dispatcher_ptr self, const caf::down_msg& msg) {
     auto key = i->first;
     st.channels->erase(i);
     if (msg.reason && msg.reason != caf::exit_reason::user_shutdown) {
-      st.ctx->log(log_level::error, "channel actor crashed, restarting",
-                  {{"channel", channel_name_of(key)},
-                   {"reason", render(msg.reason)}});
+      st.ctx->log(
+        log_level::error, "channel actor crashed, restarting",
+        {{"channel", channel_name_of(key)}, {"reason", render(msg.reason)}});
       self->send(st.runtime, restart_atom::value, "channel");
       // What it held can be claimed again once the leases lapse.
       maybe_claim(self);
@@ -279,8 +281,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
     for (auto& kvp : *channels)
       caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);
   });
-  self->set_down_handler(
-    [=](caf::down_msg& msg) { channel_down(self, msg); });
+  self->set_down_handler([=](caf::down_msg& msg) { channel_down(self, msg); });
   self->send(self, rescan_atom::value);
   return {
     [=](ready_atom, const std::string& channel) {

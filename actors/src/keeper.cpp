@@ -68,8 +68,7 @@ void renew(keeper_ptr self, std::shared_ptr<round> r) {
             self->send(owner, lost_atom::value, std::move(gone));
           for (auto& id : cancels) {
             ++st.counts.cancels_at_renewal;
-            self->send(owner, cancel_atom::value, id,
-                       cancel_reason::cancelled);
+            self->send(owner, cancel_atom::value, id, cancel_reason::cancelled);
           }
         }
         st.counts.lost += static_cast<std::int64_t>(lost);
@@ -79,9 +78,9 @@ void renew(keeper_ptr self, std::shared_ptr<round> r) {
         done(self);
       },
       [=](caf::error& err) {
-        self->state.ctx->log(log_level::warning, "renewing leases failed",
-                             {{"attempts", refs.size()},
-                              {"error", render(err)}});
+        self->state.ctx->log(
+          log_level::warning, "renewing leases failed",
+          {{"attempts", refs.size()}, {"error", render(err)}});
         done(self);
       });
 }

@@ -62,7 +62,7 @@ bool connect(listener_ptr self) {
   try {
     st.drop();
     auto opened = open_connection(st.ctx->cfg.database_url,
-                                  st.ctx->cfg.connection);
+                                  connection_for(st.ctx->cfg, "listen"));
     if (!opened)
       throw std::runtime_error(render(opened.error()));
     st.conn = std::move(*opened);
@@ -74,12 +74,12 @@ bool connect(listener_ptr self) {
     return true;
   } catch (const std::exception& e) {
     st.drop();
-    st.backoff = std::min(std::chrono::milliseconds{5000},
-                          std::max(std::chrono::milliseconds{100},
-                                   st.backoff * 2));
-    st.ctx->log(log_level::warning, "listener cannot connect, retrying",
-                {{"retry_ms", st.backoff.count()},
-                 {"error", render(from_exception(e))}});
+    st.backoff
+      = std::min(std::chrono::milliseconds{5000},
+                 std::max(std::chrono::milliseconds{100}, st.backoff * 2));
+    st.ctx->log(
+      log_level::warning, "listener cannot connect, retrying",
+      {{"retry_ms", st.backoff.count()}, {"error", render(from_exception(e))}});
     return false;
   }
 }
@@ -101,9 +101,8 @@ void deliver(listener_ptr self) {
     auto rows = tx.exec_params(sql::task_channel, payload);
     if (rows.empty())
       continue;
-    self->send(st.dispatcher, cancel_atom::value,
-               rows[0][0].as<std::string>(), rows[0][1].as<std::string>(),
-               *id);
+    self->send(st.dispatcher, cancel_atom::value, rows[0][0].as<std::string>(),
+               rows[0][1].as<std::string>(), *id);
   }
 }
 

@@ -37,8 +37,7 @@ log_field::log_field(std::string k, long long v)
 namespace {
 
 void append_value(std::string& out, const std::string& x) {
-  auto plain = !x.empty()
-               && x.find_first_of(" \"=\\\n\t") == std::string::npos;
+  auto plain = !x.empty() && x.find_first_of(" \"=\\\n\t") == std::string::npos;
   if (plain) {
     out += x;
     return;

@@ -14,8 +14,7 @@ struct maintenance_state {
   static inline const char* name = "cafmq.maintenance";
 };
 
-using maintenance_ptr
-  = maintenance_actor::stateful_pointer<maintenance_state>;
+using maintenance_ptr = maintenance_actor::stateful_pointer<maintenance_state>;
 
 maintenance_actor::behavior_type
 maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {

@@ -213,8 +213,8 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
   auto filter = x.filter;
   (*st.running)[ref] = std::move(x);
   auto run = [task = std::move(task), token, filter, owner,
-              pool = caf::actor_cast<pool_actor>(self), &sys = self->system(), ctx = st.ctx,
-              db = st.db, ref, box = st.outbox] {
+              pool = caf::actor_cast<pool_actor>(self), &sys = self->system(),
+              ctx = st.ctx, db = st.db, ref, box = st.outbox] {
     task_outcome outcome;
     if (token->cancelled()) {
       outcome = unstarted_outcome(ref, token->reason(), filter);
@@ -243,9 +243,9 @@ void run_inline(pool_ptr self, claimed_task task, channel_actor owner) {
   ++st.scheduled;
   arm_timeout(task, owner);
   auto job = self->spawn(
-    [task = std::move(task), token, filter, pool = caf::actor_cast<pool_actor>(self),
-     ctx = st.ctx, db = st.db](job_actor::pointer me)
-      -> job_actor::behavior_type {
+    [task = std::move(task), token, filter,
+     pool = caf::actor_cast<pool_actor>(self), ctx = st.ctx,
+     db = st.db](job_actor::pointer me) -> job_actor::behavior_type {
       return {
         [=](run_atom) {
           auto outcome = run_attempt(*ctx->cfg.tasks, filter, me->system(), db,
@@ -287,8 +287,8 @@ void fire(pool_ptr self, const attempt_ref& ref, running_attempt& x,
   if (!x.token->cancel(why) || !x.handler)
     return;
   self->send(x.handler, cancel_atom::value, why);
-  self->delayed_send(self, self->state.ctx->cfg.handler_grace,
-                     kill_atom::value, ref);
+  self->delayed_send(self, self->state.ctx->cfg.handler_grace, kill_atom::value,
+                     ref);
 }
 
 void handler_down(pool_ptr self, const caf::down_msg& msg) {
@@ -322,18 +322,17 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
   st.ctx = std::move(ctx);
   st.exec = std::move(exec);
   st.db = std::move(db);
-  self->attach_functor([running = st.running, exec = st.exec](
-                         const caf::error&) {
-    // However we end, handlers learn it: tokens fire, actors go.
-    exec->close();
-    for (auto& kvp : *running) {
-      kvp.second.token->cancel(cancel_reason::shutdown);
-      if (kvp.second.handler)
-        caf::anon_send_exit(kvp.second.handler, caf::exit_reason::kill);
-    }
-  });
-  self->set_down_handler(
-    [=](caf::down_msg& msg) { handler_down(self, msg); });
+  self->attach_functor(
+    [running = st.running, exec = st.exec](const caf::error&) {
+      // However we end, handlers learn it: tokens fire, actors go.
+      exec->close();
+      for (auto& kvp : *running) {
+        kvp.second.token->cancel(cancel_reason::shutdown);
+        if (kvp.second.handler)
+          caf::anon_send_exit(kvp.second.handler, caf::exit_reason::kill);
+      }
+    });
+  self->set_down_handler([=](caf::down_msg& msg) { handler_down(self, msg); });
   return {
     [=](run_atom, std::vector<claimed_task>& tasks) {
       auto owner = caf::actor_cast<channel_actor>(self->current_sender());
@@ -383,11 +382,11 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
       auto why = i->second.token->reason();
       self->demonitor(handler.address());
       self->send_exit(handler, caf::exit_reason::kill);
-      auto failure = make_error(
-        errc::handler_failed,
-        "handler actor ignored its " + to_string(why) + " for "
-          + std::to_string(st.ctx->cfg.handler_grace.count())
-          + " ms and was killed");
+      auto failure
+        = make_error(errc::handler_failed,
+                     "handler actor ignored its " + to_string(why) + " for "
+                       + std::to_string(st.ctx->cfg.handler_grace.count())
+                       + " ms and was killed");
       report(self, judged(self, ref, failure));
       flush(self);
     },

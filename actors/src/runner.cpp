@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <unistd.h>
 
+#include "cafmq/actors/database.hpp"
 #include "cafmq/actors/supervisor.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
@@ -72,7 +73,8 @@ caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
     return err;
   // The start-up connection checks the schema and then claims: the first
   // claim does not wait for a connection of its own.
-  auto conn = queue_connection::open(cfg.database_url, cfg.connection);
+  auto conn
+    = queue_connection::open(cfg.database_url, connection_for(cfg, "claim"));
   if (!conn)
     return std::move(conn.error());
   if (cfg.migrate) {
@@ -113,8 +115,8 @@ caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   // polling naps cost CPU that PostgreSQL needs under load.
   ptr->cfg.set("scheduler.policy", caf::atom("sharing"));
   ptr->sys = std::make_unique<caf::actor_system>(ptr->cfg);
-  ptr->stop_bound = cfg.shutdown_timeout + cfg.handler_grace
-                    + 2 * cfg.request_timeout;
+  ptr->stop_bound
+    = cfg.shutdown_timeout + cfg.handler_grace + 2 * cfg.request_timeout;
   ptr->request_timeout = cfg.request_timeout;
   auto runtime = spawn_runner(*ptr->sys, std::move(cfg));
   if (!runtime)

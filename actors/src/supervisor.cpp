@@ -54,8 +54,8 @@ void start_pool(supervisor_ptr self) {
 
 void start_dispatcher(supervisor_ptr self) {
   auto& st = self->state;
-  st.dispatcher = spawn_dispatcher(self->system(), st.ctx, st.claim_db,
-                                   st.pool, st.completer, me(self));
+  st.dispatcher = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool,
+                                   st.completer, me(self));
   adopt(self, st.dispatcher);
 }
 
@@ -75,8 +75,8 @@ void start_listener(supervisor_ptr self) {
   auto& st = self->state;
   if (!st.parts.listener)
     return;
-  st.listener = spawn_listener(self->system(), st.ctx, st.dispatcher,
-                               st.listen_guard);
+  st.listener
+    = spawn_listener(self->system(), st.ctx, st.dispatcher, st.listen_guard);
   adopt(self, st.listener);
 }
 
@@ -112,8 +112,8 @@ void begin_stop(supervisor_ptr self) {
   st.ctx->log(log_level::info, "stopping",
               {{"shutdown_timeout_ms", cfg.shutdown_timeout.count()}});
   self->delayed_send(self, cfg.shutdown_timeout, abandon_atom::value);
-  caf::timespan bound = cfg.shutdown_timeout + cfg.handler_grace
-                        + std::chrono::milliseconds{100};
+  caf::timespan bound
+    = cfg.shutdown_timeout + cfg.handler_grace + std::chrono::milliseconds{100};
   self->request(st.dispatcher, bound, drain_atom::value)
     .then([=](bool) { flush_and_quit(self); },
           [=](caf::error& err) {
@@ -196,9 +196,9 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
   } else {
     return;
   }
-  st.ctx->log(log_level::error, "actor crashed, restarted",
-              {{"actor", which},
-               {"reason", msg.reason ? render(msg.reason) : "exited"}});
+  st.ctx->log(
+    log_level::error, "actor crashed, restarted",
+    {{"actor", which}, {"reason", msg.reason ? render(msg.reason) : "exited"}});
   may_restart(self);
 }
 
@@ -224,10 +224,9 @@ void watch_task(supervisor_ptr self, const uuid& id,
 void break_hung_connections(supervisor_ptr self) {
   auto& st = self->state;
   auto limit = st.ctx->cfg.request_timeout;
-  std::pair<const char*, guard_ptr*> guards[]
-    = {{"claim", &st.claim_guard},
-       {"write", &st.write_guard},
-       {"listen", &st.listen_guard}};
+  std::pair<const char*, guard_ptr*> guards[] = {{"claim", &st.claim_guard},
+                                                 {"write", &st.write_guard},
+                                                 {"listen", &st.listen_guard}};
   for (auto& [which, guard] : guards)
     if (*guard && (*guard)->break_if_hung(limit))
       st.ctx->log(log_level::warning,
@@ -235,8 +234,7 @@ void break_hung_connections(supervisor_ptr self) {
                   {{"connection", which}, {"limit_ms", limit.count()}});
 }
 
-runtime_actor::behavior_type supervisor(supervisor_ptr self,
-                                        runner_config cfg,
+runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
                                         runtime_parts parts) {
   auto& st = self->state;
   st.ctx = std::make_shared<runtime_context>(std::move(cfg));
@@ -247,14 +245,14 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self,
     auto startup = std::make_shared<std::shared_ptr<queue_connection>>(
       std::move(st.parts.startup));
     st.parts.make_db = [ctx = st.ctx, startup, claim_guard = st.claim_guard,
-                        write_guard = st.write_guard](
-                         caf::actor_system& sys, bool claim,
-                         runtime_actor runtime) {
+                        write_guard = st.write_guard](caf::actor_system& sys,
+                                                      bool claim,
+                                                      runtime_actor runtime) {
       std::shared_ptr<queue_connection> conn;
       if (claim)
         conn.swap(*startup);
-      return spawn_database(sys, ctx, std::move(conn),
-                            claim ? claim_guard : write_guard,
+      return spawn_database(sys, ctx, claim ? "claim" : "write",
+                            std::move(conn), claim ? claim_guard : write_guard,
                             std::move(runtime));
     };
   }

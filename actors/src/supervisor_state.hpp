@@ -45,7 +45,7 @@ struct supervisor_state {
   static inline const char* name = "cafmq.runtime";
 };
 
-using supervisor_actor = caf::stateful_actor<supervisor_state,
-                                             runtime_actor::base>;
+using supervisor_actor
+  = caf::stateful_actor<supervisor_state, runtime_actor::base>;
 
 } // namespace cafmq::actors

@@ -236,19 +236,22 @@ CAF_TEST(handler actors are supervised per attempt) {
   };
   auto good = [](handler_actor::pointer) -> handler_actor::behavior_type {
     return {[](run_atom, const claimed_task&) { return true; },
-            [](cancel_atom, cancel_reason) {}};
+            [](cancel_atom, cancel_reason) {
+            }};
   };
   auto throwing = [](handler_actor::pointer) -> handler_actor::behavior_type {
     return {[](run_atom, const claimed_task&) -> bool {
               throw std::runtime_error("kaputt");
             },
-            [](cancel_atom, cancel_reason) {}};
+            [](cancel_atom, cancel_reason) {
+            }};
   };
   auto refusing = [](handler_actor::pointer) -> handler_actor::behavior_type {
     return {[](run_atom, const claimed_task&) -> caf::result<bool> {
               return make_error(errc::payload_mismatch, "cannot read this");
             },
-            [](cancel_atom, cancel_reason) {}};
+            [](cancel_atom, cancel_reason) {
+            }};
   };
   auto quitting
     = [](handler_actor::pointer self) -> handler_actor::behavior_type {
@@ -256,7 +259,8 @@ CAF_TEST(handler actors are supervised per attempt) {
               self->quit(make_error(errc::handler_failed, "gave up"));
               return caf::delegated<bool>{};
             },
-            [](cancel_atom, cancel_reason) {}};
+            [](cancel_atom, cancel_reason) {
+            }};
   };
   cfg.actor_tasks = {def("good", good), def("throwing", throwing),
                      def("refusing", refusing), def("quitting", quitting)};
@@ -324,8 +328,7 @@ CAF_TEST(a paused channel starts nothing and is not claimed) {
   anon_send(dispatcher(), rescan_atom::value);
   settle();
   // The claim excludes the channel; what still came is given back.
-  CAF_CHECK(log->requests.back().paused
-            == std::vector<std::string>{"default"});
+  CAF_CHECK(log->requests.back().paused == std::vector<std::string>{"default"});
   CAF_CHECK(released_ids() == std::set<uuid>{task.id});
   CAF_CHECK_EQUAL(completed_count(), 0u);
   self->send(rt, resume_atom::value, std::string{"default"});

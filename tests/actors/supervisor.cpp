@@ -224,20 +224,18 @@ CAF_TEST(on database loss the reconnect policy keeps running) {
 CAF_TEST(on database loss the shutdown policy cancels handlers and stops) {
   cfg.on_database_loss = database_loss_policy::shutdown;
   auto cancels = std::make_shared<std::vector<cancel_reason>>();
-  cfg.actor_tasks = {{"patient",
-                      [cancels](handler_actor::pointer self)
-                        -> handler_actor::behavior_type {
-                        return {
-                          [=](run_atom, const claimed_task&) {
-                            return self->make_response_promise<bool>();
-                          },
-                          [=](cancel_atom, cancel_reason why) {
-                            cancels->push_back(why);
-                          },
-                        };
-                      },
-                      {},
-                      nullptr}};
+  cfg.actor_tasks
+    = {{"patient",
+        [cancels](handler_actor::pointer self) -> handler_actor::behavior_type {
+          return {
+            [=](run_atom, const claimed_task&) {
+              return self->make_response_promise<bool>();
+            },
+            [=](cancel_atom, cancel_reason why) { cancels->push_back(why); },
+          };
+        },
+        {},
+        nullptr}};
   start();
   claim_next({make_task("patient")});
   auto runtime = rt;
@@ -264,7 +262,8 @@ CAF_TEST(handlers checkpoint and keep alive through the runtime) {
   auto tasks = std::make_shared<registry>(*cfg.tasks);
   tasks->add({"saver",
               [](current_task& t) -> caf::error {
-                if (auto err = t.checkpoint(checkpoint{}.raw_json("{\"step\":2}")))
+                if (auto err
+                    = t.checkpoint(checkpoint{}.raw_json("{\"step\":2}")))
                   return err;
                 return t.keep_alive(std::chrono::seconds{60});
               },

@@ -135,9 +135,8 @@ struct fixture : test_coordinator_fixture<> {
                   return x ? caf::error{} : x.error();
                 },
                 {}});
-    task_definition quick{"quick",
-                          [](current_task&) { return caf::error{}; },
-                          {}};
+    task_definition quick{
+      "quick", [](current_task&) { return caf::error{}; }, {}};
     quick.blocking = false;
     tasks->add(quick);
     cfg.tasks = tasks;
@@ -152,7 +151,9 @@ struct fixture : test_coordinator_fixture<> {
     cfg.prefetch = 0;
     cfg.prefetch_window = 0s;
     // The log goes to the test's record, not to stderr.
-    cfg.log = [logs = logs](const log_record& x) { logs->push_back(x); };
+    cfg.log = [logs = logs](const log_record& x) {
+      logs->push_back(x);
+    };
   }
 
   ~fixture() {

@@ -11,15 +11,16 @@
 // rebuilt.
 // Takes: see database_actor in protocol.hpp.
 
-#include <mutex>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <caf/fwd.hpp>
 
 #include "cafmq/actors/context.hpp"
 #include "cafmq/actors/protocol.hpp"
+#include "cafmq/connection_options.hpp"
 
 namespace cafmq {
 class connection_breaker;
@@ -52,10 +53,16 @@ using guard_ptr = std::shared_ptr<connection_guard>;
 
 /// Spawns a detached database actor. `conn`, if given, is an open
 /// connection that it takes over (the runner's start-up connection);
-/// otherwise it connects on first use. Reports (lost_atom, bool) to
-/// `runtime` when it loses or regains its connection.
+/// otherwise it connects on first use, as application `name` (e.g.
+/// "cafmq claim": operators see which connection is which). Reports
+/// (lost_atom, bool) to `runtime` when it loses or regains its connection.
 database_actor spawn_database(caf::actor_system& sys, context_ptr ctx,
+                              std::string name,
                               std::shared_ptr<queue_connection> conn,
                               guard_ptr guard, runtime_actor runtime);
+
+/// The connection options of a runtime connection named `role`.
+connection_options connection_for(const runner_config& cfg,
+                                  const std::string& role);
 
 } // namespace cafmq::actors

@@ -27,10 +27,10 @@ struct log_field {
   log_field(std::string k, std::string v);
   log_field(std::string k, const char* v);
   log_field(std::string k, long long v);
-  log_field(std::string k, int v) : log_field(std::move(k), (long long) v) {}
-  log_field(std::string k, long v) : log_field(std::move(k), (long long) v) {}
+  log_field(std::string k, int v) : log_field(std::move(k), (long long)v) {}
+  log_field(std::string k, long v) : log_field(std::move(k), (long long)v) {}
   log_field(std::string k, unsigned long v)
-    : log_field(std::move(k), (long long) v) {}
+    : log_field(std::move(k), (long long)v) {}
 };
 
 struct log_record {

@@ -66,7 +66,8 @@ using lost_atom = caf::atom_constant<caf::atom("lost")>;
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
 using poll_atom = caf::atom_constant<caf::atom("poll")>;
 
-// -- message types --------------------------------------------------------------
+// -- message types
+// --------------------------------------------------------------
 
 /// How an attempt ended, as its executor saw it.
 struct task_outcome {
@@ -140,9 +141,9 @@ struct runner_stats {
 /// monitored. It answers `true` for success or an error; a cancel, timeout,
 /// deadline or shutdown reaches it as (cancel_atom, cancel_reason), and one
 /// that ignores it for the handler grace period is killed.
-using handler_actor = caf::typed_actor<
-  caf::replies_to<run_atom, claimed_task>::with<bool>,
-  caf::reacts_to<cancel_atom, cancel_reason>>;
+using handler_actor
+  = caf::typed_actor<caf::replies_to<run_atom, claimed_task>::with<bool>,
+                     caf::reacts_to<cancel_atom, cancel_reason>>;
 
 /// One libpqxx connection, owned by one detached actor.
 using database_actor = caf::typed_actor<
@@ -179,12 +180,12 @@ using pool_actor = caf::typed_actor<
 
 /// Writes outcomes in batches (group commit) and tells each owner (the
 /// channel actor that sent them) once they are in the database.
-using completer_actor = caf::typed_actor<
-  caf::reacts_to<record_atom, std::vector<task_outcome>>,
-  caf::replies_to<flush_atom>::with<bool>,
-  caf::reacts_to<peers_atom, database_actor>,
-  // own timer: retry a failed write.
-  caf::reacts_to<retry_atom>>;
+using completer_actor
+  = caf::typed_actor<caf::reacts_to<record_atom, std::vector<task_outcome>>,
+                     caf::replies_to<flush_atom>::with<bool>,
+                     caf::reacts_to<peers_atom, database_actor>,
+                     // own timer: retry a failed write.
+                     caf::reacts_to<retry_atom>>;
 
 /// The owner of every attempt of one (channel name, args) in this runtime,
 /// from claim to written outcome.
@@ -246,11 +247,12 @@ using dispatcher_actor = caf::typed_actor<
 
 /// Renews the leases of every attempt the channels own, in one statement
 /// per interval.
-using keeper_actor = caf::typed_actor<
-  caf::reacts_to<tick_atom>, caf::reacts_to<peers_atom, database_actor>,
-  caf::reacts_to<peers_atom, dispatcher_actor>,
-  // its counters: cancels_at_renewal and lost.
-  caf::replies_to<stats_atom>::with<runner_stats>>;
+using keeper_actor
+  = caf::typed_actor<caf::reacts_to<tick_atom>,
+                     caf::reacts_to<peers_atom, database_actor>,
+                     caf::reacts_to<peers_atom, dispatcher_actor>,
+                     // its counters: cancels_at_renewal and lost.
+                     caf::replies_to<stats_atom>::with<runner_stats>>;
 
 /// Prunes finished tasks and expires reservations.
 using maintenance_actor
@@ -264,9 +266,8 @@ using listener_actor
 
 /// Receives the events of a watched task: its current state first, then
 /// every change, up to a final state; an error ends the stream.
-using watcher_actor
-  = caf::typed_actor<caf::reacts_to<status_atom, task_status>,
-                     caf::reacts_to<watch_atom, caf::error>>;
+using watcher_actor = caf::typed_actor<caf::reacts_to<status_atom, task_status>,
+                                       caf::reacts_to<watch_atom, caf::error>>;
 
 /// The public face of a runtime: the supervisor of its actors.
 using runtime_actor = caf::typed_actor<
@@ -284,8 +285,7 @@ using runtime_actor = caf::typed_actor<
   caf::replies_to<pause_atom, std::string>::with<bool>,
   caf::replies_to<resume_atom, std::string>::with<bool>,
   // own timers: the watchdog over database calls; the shutdown timeout.
-  caf::reacts_to<tick_atom>,
-  caf::reacts_to<abandon_atom>,
+  caf::reacts_to<tick_atom>, caf::reacts_to<abandon_atom>,
   // the dispatcher restarted a crashed channel actor.
   caf::reacts_to<restart_atom, std::string>,
   // a database actor lost its connection (true) or got it back (false).
@@ -351,8 +351,8 @@ typename Inspector::result_type inspect(Inspector& f, claimed_task& x) {
   });
   // `received` is this process's steady clock: it does not travel.
   return f(caf::meta::type_name("cafmq::claimed_task"), x.id, x.name,
-           x.channel_name, x.channel_args, x.attempt, x.max_attempts,
-           x.ordered, timeout, deadline_in, json, bytes, load);
+           x.channel_name, x.channel_args, x.attempt, x.max_attempts, x.ordered,
+           timeout, deadline_in, json, bytes, load);
 }
 
 template <class Inspector>
@@ -435,8 +435,8 @@ namespace cafmq::actors {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_outcome& x) {
-  return f(caf::meta::type_name("cafmq::task_outcome"), x.ref, x.kind,
-           x.error, x.retryable);
+  return f(caf::meta::type_name("cafmq::task_outcome"), x.ref, x.kind, x.error,
+           x.retryable);
 }
 
 template <class Inspector>
@@ -453,8 +453,8 @@ typename Inspector::result_type inspect(Inspector& f, finished_counts& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, runner_stats& x) {
-  return f(caf::meta::type_name("cafmq::runner_stats"), x.running,
-           x.channels, x.claimed, x.completed, x.failed, x.released, x.claims,
+  return f(caf::meta::type_name("cafmq::runner_stats"), x.running, x.channels,
+           x.claimed, x.completed, x.failed, x.released, x.claims,
            x.cancels_at_renewal, x.lost, x.restarts);
 }
 
