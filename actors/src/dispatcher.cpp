@@ -9,6 +9,7 @@
 
 #include "cafmq/actors/channel.hpp"
 #include "cafmq/error.hpp"
+#include "claim_sizer.hpp"
 
 namespace cafmq::actors {
 
@@ -42,15 +43,7 @@ struct dispatcher_state {
   std::set<std::string> paused;
   bool draining = false;
   std::vector<caf::typed_response_promise<bool>> drained;
-  // Throughput estimate for the claim-ahead window: attempts finished since
-  // rate_since, and the smoothed rate in attempts per second.
-  std::optional<caf::actor_clock::time_point> rate_since;
-  long long finished_since = 0;
-  double rate = 0;
-  // Claim-ahead while starting or after a burst: grows each time a full
-  // claim finds the runner starved (quadrupled: a few claims reach the cap),
-  // dropped after a claim that was not full.
-  int ramp = 0;
+  std::optional<claim_sizer> sizer;
   runner_stats stats;
   static inline const char* name = "cafmq.dispatcher";
 };
@@ -111,14 +104,8 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   st.claiming = false;
   st.error_backoff = std::chrono::milliseconds{0};
   ++st.stats.claims;
-  // Starved: everything held ran before this claim came back, so the next
-  // claims may take more (see prefetch_now).
   auto full = static_cast<int>(result.tasks.size()) == limit;
-  if (full && st.held < st.ctx->cfg.min_concurrency)
-    st.ramp = std::min(std::max(0, st.ctx->cfg.prefetch),
-                       std::max(st.ctx->cfg.max_concurrency, st.ramp * 4));
-  else if (!full)
-    st.ramp = 0;
+  st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
   // One message per channel: its attempts in claim order. While draining,
   // the channels give them back at once.
   auto now = std::chrono::steady_clock::now();
@@ -161,31 +148,6 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
     maybe_claim(self);
 }
 
-// How many attempts to hold beyond max_concurrency: what this runner
-// finishes in prefetch_window at its recent rate, at most prefetch.
-int prefetch_now(dispatcher_ptr self) {
-  auto& st = self->state;
-  auto& cfg = st.ctx->cfg;
-  auto cap = std::max(0, cfg.prefetch);
-  if (cfg.prefetch_window.count() == 0)
-    return cap;
-  auto now = self->clock().now();
-  if (!st.rate_since) {
-    st.rate_since = now;
-  } else {
-    auto elapsed = std::chrono::duration<double>(now - *st.rate_since).count();
-    if (elapsed >= 0.02) {
-      auto sample = static_cast<double>(st.finished_since) / elapsed;
-      st.rate = 0.5 * st.rate + 0.5 * sample;
-      st.finished_since = 0;
-      st.rate_since = now;
-    }
-  }
-  auto window = std::chrono::duration<double>(cfg.prefetch_window).count();
-  auto by_rate = static_cast<int>(std::min<double>(cap, st.rate * window));
-  return std::min(cap, std::max(by_rate, st.ramp));
-}
-
 void maybe_claim(dispatcher_ptr self) {
   auto& st = self->state;
   if (st.draining)
@@ -195,14 +157,8 @@ void maybe_claim(dispatcher_ptr self) {
     return;
   }
   st.claim_again = false;
-  // Claim when a quarter of the buffer is free (or fewer than
-  // min_concurrency are held), so that claims come in large batches and
-  // the next one is under way before the held attempts run out.
-  auto& cfg = st.ctx->cfg;
-  auto prefetch = prefetch_now(self);
-  auto limit = cfg.max_concurrency + prefetch - st.held;
-  if (st.held >= cfg.min_concurrency
-      && limit < std::max(cfg.min_concurrency, prefetch / 4))
+  auto limit = st.sizer->limit(self->clock().now(), st.held);
+  if (limit == 0)
     return;
   st.claiming = true;
   st.request.limit = limit;
@@ -272,6 +228,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
   st.completer = std::move(completer);
   st.runtime = std::move(runtime);
   auto& cfg = st.ctx->cfg;
+  st.sizer.emplace(cfg);
   st.request.node = cfg.node;
   st.request.names = cfg.task_names();
   st.request.channels = cfg.channels;
@@ -315,7 +272,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       st.stats.completed += counts.completed;
       st.stats.failed += counts.failed;
       st.stats.released += counts.released;
-      st.finished_since += n - counts.released;
+      st.sizer->finished(n - counts.released);
       if (st.draining)
         check_drained(self);
       else

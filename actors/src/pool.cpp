@@ -9,65 +9,11 @@
 #include "attempt.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
+#include "pool_state.hpp"
 
 namespace cafmq::actors {
 
-namespace {
-
-struct running_attempt {
-  channel_actor owner;
-  std::shared_ptr<cancellation> token;
-  failure_filter filter;
-  // A handler actor's handle; invalid for function handlers.
-  handler_actor handler;
-  // A handler actor's failed answer, reported when its down message tells
-  // more (the exit reason).
-  caf::error pending;
-  // Queued in or running on the executor.
-  bool pooled = false;
-};
-
-using running_map = std::unordered_map<attempt_ref, running_attempt>;
-
-struct outcome_box {
-  std::mutex mtx;
-  std::vector<task_outcome> items;
-
-  // Adds an outcome; true if the box was empty (then the pool needs telling).
-  bool put(task_outcome x) {
-    std::lock_guard<std::mutex> guard{mtx};
-    items.push_back(std::move(x));
-    return items.size() == 1;
-  }
-
-  std::vector<task_outcome> take() {
-    std::vector<task_outcome> result;
-    std::lock_guard<std::mutex> guard{mtx};
-    result.swap(items);
-    return result;
-  }
-};
-
-struct pool_state {
-  context_ptr ctx;
-  std::shared_ptr<executor> exec;
-  database_actor db;
-  // Shared with the exit hook, which fires every token however we end.
-  std::shared_ptr<running_map> running = std::make_shared<running_map>();
-  // Attempts on the scheduler (inline and actor handlers).
-  int scheduled = 0;
-  // Inline and actor attempts waiting for a slot.
-  std::deque<std::pair<claimed_task, channel_actor>> waiting;
-  std::shared_ptr<outcome_box> outbox = std::make_shared<outcome_box>();
-  // What this message produced, sent when it is handled: one message per
-  // owner, one post to the executor.
-  std::vector<std::pair<channel_actor, std::vector<task_outcome>>> to_owners;
-  std::vector<executor::job> to_executor;
-  bool stopping = false;
-  static inline const char* name = "cafmq.pool";
-};
-
-using pool_ptr = pool_actor::stateful_pointer<pool_state>;
+namespace pool_impl {
 
 void start(pool_ptr self, claimed_task task, channel_actor owner);
 
@@ -126,76 +72,6 @@ void arm_timeout(const claimed_task& task, const channel_actor& owner) {
     caf::delayed_anon_send(owner, *task.timeout, deadline_atom::value,
                            attempt_ref{task.id, task.attempt},
                            cancel_reason::timeout);
-}
-
-// The outcome of a handler actor's attempt, judged like a function's.
-task_outcome judged(pool_ptr self, const attempt_ref& ref,
-                    const caf::error& err) {
-  task_outcome result;
-  result.ref = ref;
-  auto i = self->state.running->find(ref);
-  if (i == self->state.running->end())
-    return result;
-  return judge(result, err, false, *i->second.token, i->second.filter);
-}
-
-// Runs a handler actor's behavior with an exception handler that keeps
-// the exception's text for last_error.
-handler_actor::behavior_type
-supervised_handler(handler_actor::pointer self,
-                   actor_task_definition::behavior_fn make) {
-  self->set_exception_handler(
-    [](caf::scheduled_actor*, std::exception_ptr& ptr) -> caf::error {
-      try {
-        std::rethrow_exception(ptr);
-      } catch (const std::exception& e) {
-        return make_error(errc::handler_failed,
-                          std::string{"handler actor threw: "} + e.what());
-      } catch (...) {
-        return make_error(errc::handler_failed,
-                          "handler actor threw an unknown exception");
-      }
-    });
-  return make(self);
-}
-
-void run_actor_handler(pool_ptr self, const actor_task_definition& def,
-                       claimed_task task, channel_actor owner) {
-  auto& st = self->state;
-  auto handler = self->spawn<caf::monitored>(supervised_handler, def.behavior);
-  attempt_ref ref{task.id, task.attempt};
-  running_attempt x;
-  x.owner = owner;
-  x.token = std::make_shared<cancellation>();
-  x.filter = st.ctx->filter_of(def.name);
-  x.handler = handler;
-  (*st.running)[ref] = std::move(x);
-  ++st.scheduled;
-  arm_timeout(task, owner);
-  // Bounded by the handler's own limits and the grace period, not by this
-  // request: it waits as long as the handler runs.
-  self->request(handler, caf::infinite, run_atom::value, std::move(task))
-    .then(
-      [=](bool) {
-        report(self, judged(self, ref, caf::none));
-        flush(self);
-        self->demonitor(handler.address());
-        self->send_exit(handler, caf::exit_reason::user_shutdown);
-      },
-      [=](caf::error& err) {
-        if (err == caf::sec::request_receiver_down
-            || err == caf::sec::unexpected_response) {
-          // It died or answered nonsense: its down message decides.
-          auto i = self->state.running->find(ref);
-          if (i != self->state.running->end())
-            i->second.pending = std::move(err);
-        } else {
-          report(self, judged(self, ref, err));
-          flush(self);
-          self->demonitor(handler.address());
-        }
-        self->send_exit(handler, caf::exit_reason::user_shutdown);
-      });
 }
 
 // Queues an attempt of a handler that may block on the executor. It
@@ -291,30 +167,6 @@ void fire(pool_ptr self, const attempt_ref& ref, running_attempt& x,
                      ref);
 }
 
-void handler_down(pool_ptr self, const caf::down_msg& msg) {
-  auto& st = self->state;
-  for (auto& kvp : *st.running) {
-    if (!kvp.second.handler || kvp.second.handler.address() != msg.source)
-      continue;
-    // Our own shutdown of it is no news; then the failed answer is.
-    auto reason = msg.reason;
-    if (!reason || reason == caf::exit_reason::user_shutdown)
-      reason = kvp.second.pending;
-    caf::error failure;
-    if (code_of(reason) == errc::handler_failed)
-      failure = reason;
-    else
-      failure = make_error(errc::handler_failed,
-                           "handler actor failed: "
-                             + (reason ? render(reason)
-                                       : std::string{"it exited without "
-                                                     "answering"}));
-    report(self, judged(self, kvp.first, failure));
-    flush(self);
-    return;
-  }
-}
-
 pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
                                std::shared_ptr<executor> exec,
                                database_actor db) {
@@ -373,23 +225,7 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
       report(self, std::move(outcome));
       flush(self);
     },
-    [=](kill_atom, const attempt_ref& ref) {
-      auto& st = self->state;
-      auto i = st.running->find(ref);
-      if (i == st.running->end() || !i->second.handler)
-        return;
-      auto handler = i->second.handler;
-      auto why = i->second.token->reason();
-      self->demonitor(handler.address());
-      self->send_exit(handler, caf::exit_reason::kill);
-      auto failure
-        = make_error(errc::handler_failed,
-                     "handler actor ignored its " + to_string(why) + " for "
-                       + std::to_string(st.ctx->cfg.handler_grace.count())
-                       + " ms and was killed");
-      report(self, judged(self, ref, failure));
-      flush(self);
-    },
+    [=](kill_atom, const attempt_ref& ref) { kill_handler(self, ref); },
     [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
     [=](stop_atom) {
       auto& st = self->state;
@@ -407,11 +243,12 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
   };
 }
 
-} // namespace
+} // namespace pool_impl
 
 pool_actor spawn_pool(caf::actor_system& sys, context_ptr ctx,
                       std::shared_ptr<executor> exec, database_actor db) {
-  return sys.spawn(pool, std::move(ctx), std::move(exec), std::move(db));
+  return sys.spawn(pool_impl::pool, std::move(ctx), std::move(exec),
+                   std::move(db));
 }
 
 } // namespace cafmq::actors

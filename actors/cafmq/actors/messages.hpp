@@ -1,0 +1,263 @@
+#pragma once
+
+// The message types of the runtime's protocol (see protocol.hpp), each with
+// an `inspect` overload so that it can cross to another node. The queue's
+// own types (claimed_task, attempt_ref, checkpoint...) get theirs here too:
+// libqueue does not depend on the actor runtime.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/meta/load_callback.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/optional.hpp>
+
+#include "cafmq/cancellation.hpp"
+#include "cafmq/checkpoint.hpp"
+#include "cafmq/claimed_task.hpp"
+#include "cafmq/queue_connection.hpp"
+#include "cafmq/task_status.hpp"
+
+namespace cafmq::actors {
+
+// -- message types
+// --------------------------------------------------------------
+
+/// How an attempt ended, as its executor saw it.
+struct task_outcome {
+  enum kind_t : std::uint8_t {
+    /// The handler succeeded: record completion.
+    completed,
+    /// Nothing to write: completed in the handler's own transaction, or the
+    /// attempt is no longer ours (lost lease).
+    recorded,
+    /// The handler failed: record the failure.
+    failed,
+    /// Never started, or interrupted by this runner's stop: give it back
+    /// (pending again at once, the attempt not counted).
+    released,
+  };
+  attempt_ref ref;
+  kind_t kind = completed;
+  std::string error;
+  bool retryable = true;
+};
+
+/// Outcomes to write in one transaction.
+struct write_batch {
+  std::vector<attempt_ref> completed;
+  std::vector<attempt_failure> failed;
+  std::vector<attempt_ref> released;
+
+  bool empty() const noexcept {
+    return completed.empty() && failed.empty() && released.empty();
+  }
+};
+
+/// What a channel's owner tells the dispatcher when attempts leave the
+/// handler slots.
+struct finished_counts {
+  std::int32_t completed = 0;
+  std::int32_t failed = 0;
+  std::int32_t released = 0;
+  /// Ended without an outcome to write (lost lease, own transaction).
+  std::int32_t recorded = 0;
+
+  std::int32_t total() const noexcept {
+    return completed + failed + released + recorded;
+  }
+};
+
+/// Counters of one runtime.
+struct runner_stats {
+  /// Attempts held: claimed and not yet out of their handler.
+  std::int32_t running = 0;
+  /// Channel actors alive.
+  std::int32_t channels = 0;
+  std::int64_t claimed = 0;
+  std::int64_t completed = 0;
+  std::int64_t failed = 0;
+  /// Claimed attempts given back unstarted (or interrupted by a stop).
+  std::int64_t released = 0;
+  std::int64_t claims = 0;
+  /// Cancels that reached attempts through a lease renewal (their
+  /// notification was missed).
+  std::int64_t cancels_at_renewal = 0;
+  /// Attempts this runner lost (lease renewal no longer owned them).
+  std::int64_t lost = 0;
+  /// Children restarted by the supervisor.
+  std::int64_t restarts = 0;
+};
+
+// -- inspect ------------------------------------------------------------------
+
+namespace detail {
+
+// std::optional is not serializable in CAF 0.17: these go through
+// caf::optional copies.
+template <class T>
+caf::optional<T> to_caf(const std::optional<T>& x) {
+  return x ? caf::optional<T>{*x} : caf::optional<T>{};
+}
+
+template <class T>
+std::optional<T> from_caf(const caf::optional<T>& x) {
+  return x ? std::optional<T>{*x} : std::optional<T>{};
+}
+
+} // namespace detail
+
+} // namespace cafmq::actors
+
+namespace cafmq {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, uuid& x) {
+  auto bytes = x.bytes();
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    x = uuid{bytes};
+    return caf::none;
+  });
+  return f(caf::meta::type_name("cafmq::uuid"), bytes, load);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, attempt_ref& x) {
+  return f(caf::meta::type_name("cafmq::attempt_ref"), x.id, x.attempt);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
+  return f(caf::meta::type_name("cafmq::attempt_failure"), x.ref, x.error,
+           x.retryable);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, claimed_task& x) {
+  using actors::detail::from_caf;
+  using actors::detail::to_caf;
+  auto timeout = to_caf(x.timeout);
+  auto deadline_in = to_caf(x.deadline_in);
+  auto json = to_caf(x.payload_json);
+  auto bytes = to_caf(x.payload_bytes);
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    x.timeout = from_caf(timeout);
+    x.deadline_in = from_caf(deadline_in);
+    x.payload_json = from_caf(json);
+    x.payload_bytes = from_caf(bytes);
+    return caf::none;
+  });
+  // `received` is this process's steady clock: it does not travel.
+  return f(caf::meta::type_name("cafmq::claimed_task"), x.id, x.name,
+           x.channel_name, x.channel_args, x.attempt, x.max_attempts, x.ordered,
+           timeout, deadline_in, json, bytes, load);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, claim_request& x) {
+  return f(caf::meta::type_name("cafmq::claim_request"), x.node, x.names,
+           x.channels, x.limit, x.lease, x.max_lost, x.paused);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, claim_result& x) {
+  using actors::detail::from_caf;
+  using actors::detail::to_caf;
+  auto name = to_caf(x.cursor.channel_name);
+  auto args = to_caf(x.cursor.channel_args);
+  auto wait = to_caf(x.wait);
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    x.cursor.channel_name = from_caf(name);
+    x.cursor.channel_args = from_caf(args);
+    x.wait = from_caf(wait);
+    return caf::none;
+  });
+  return f(caf::meta::type_name("cafmq::claim_result"), x.tasks, name, args,
+           wait, load);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_state& x) {
+  return f(caf::meta::type_name("cafmq::lease_state"), x.id,
+           x.cancel_requested);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint& x) {
+  using actors::detail::from_caf;
+  using actors::detail::to_caf;
+  auto json = to_caf(x.raw_json());
+  auto bytes = to_caf(x.bytes());
+  auto retries = x.extra_retries();
+  auto lease = to_caf(x.keep_alive());
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    checkpoint result;
+    if (json)
+      result.raw_json(*json);
+    if (bytes)
+      result.bytes(*bytes);
+    result.extra_retries(retries);
+    if (lease)
+      result.keep_alive(*lease);
+    x = std::move(result);
+    return caf::none;
+  });
+  return f(caf::meta::type_name("cafmq::checkpoint"), json, bytes, retries,
+           lease, load);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_status& x) {
+  using actors::detail::from_caf;
+  using actors::detail::to_caf;
+  auto last_error = to_caf(x.last_error);
+  auto node = to_caf(x.node);
+  auto started = to_caf(x.started_at);
+  auto finished = to_caf(x.finished_at);
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    x.last_error = from_caf(last_error);
+    x.node = from_caf(node);
+    x.started_at = from_caf(started);
+    x.finished_at = from_caf(finished);
+    return caf::none;
+  });
+  return f(caf::meta::type_name("cafmq::task_status"), x.state, x.name,
+           x.channel_name, x.channel_args, x.attempt, x.max_attempts,
+           last_error, x.cancel_requested, node, x.created_at, x.run_at,
+           started, finished, load);
+}
+
+} // namespace cafmq
+
+namespace cafmq::actors {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_outcome& x) {
+  return f(caf::meta::type_name("cafmq::task_outcome"), x.ref, x.kind, x.error,
+           x.retryable);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, write_batch& x) {
+  return f(caf::meta::type_name("cafmq::write_batch"), x.completed, x.failed,
+           x.released);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, finished_counts& x) {
+  return f(caf::meta::type_name("cafmq::finished_counts"), x.completed,
+           x.failed, x.released, x.recorded);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, runner_stats& x) {
+  return f(caf::meta::type_name("cafmq::runner_stats"), x.running, x.channels,
+           x.claimed, x.completed, x.failed, x.released, x.claims,
+           x.cancels_at_renewal, x.lost, x.restarts);
+}
+
+} // namespace cafmq::actors
