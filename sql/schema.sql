@@ -75,7 +75,8 @@ BEGIN
   UPDATE cafmq.tasks t
      SET max_attempts = t.max_attempts + greatest(coalesce(p_extra_attempts, 0), 0),
          run_at = CASE WHEN p_lease IS NULL THEN t.run_at
-                       ELSE greatest(t.run_at, now() + p_lease) END
+                       ELSE greatest(t.run_at, now() + p_lease) END,
+         lost_attempts = 0
    WHERE t.id = p_id AND t.attempt = p_attempt AND t.state = 'running';
   IF NOT FOUND THEN
     RETURN false;
@@ -88,10 +89,11 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_limit integer, p_lease interval, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
+CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_sort TO 'off'
+    SET jit TO 'off'
     AS $$
 DECLARE
   v_ids uuid[] := '{}';
@@ -109,9 +111,15 @@ DECLARE
   v_has_head boolean;
   v_id uuid;
   v_running bigint;
+  -- The channels pass 1 visited, when some are paused.
+  v_seen_names text[] := '{}';
+  v_seen_args text[] := '{}';
 BEGIN
   IF p_channels = '{}' THEN
     p_channels := NULL;
+  END IF;
+  IF p_paused = '{}' THEN
+    p_paused := NULL;
   END IF;
   -- Pass 1: one task from each active channel, round-robin from the cursor.
   LOOP
@@ -141,11 +149,22 @@ BEGIN
     END IF;
     EXIT WHEN v_wrapped AND p_cursor_name IS NOT NULL
           AND (v_next.n, v_next.a) > (p_cursor_name, p_cursor_args);
+    IF v_next.n = ANY (p_paused) THEN
+      -- Paused: (n || chr(1), '') is the first key after every (n, *), so
+      -- the walk passes the whole name without reading its rows.
+      v_from_name := v_next.n || chr(1);
+      v_from_args := '';
+      CONTINUE;
+    END IF;
     v_name := v_next.n;
     v_args := v_next.a;
     v_from_name := v_name;
     v_from_args := v_args || chr(1);
     v_visits := v_visits + 1;
+    IF p_paused IS NOT NULL THEN
+      v_seen_names := v_seen_names || v_name;
+      v_seen_args := v_seen_args || v_args;
+    END IF;
     v_id := NULL;
     -- The head: the first live ordered task. A reservation in front that
     -- expired is removed here under its row lock; if a commit holds that
@@ -195,11 +214,12 @@ BEGIN
        WHERE t.state = 'running' AND NOT t.ordered AND t.run_at <= now()
          AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+         AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
        ORDER BY t.run_at LIMIT p_limit - cardinality(v_ids)
        FOR UPDATE SKIP LOCKED);
   END IF;
   -- Pass 3: fill the batch in queue order.
-  IF cardinality(v_ids) < p_limit THEN
+  IF cardinality(v_ids) < p_limit AND p_paused IS NULL THEN
     v_ids := v_ids || ARRAY(
       SELECT t.id FROM cafmq.tasks t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
@@ -208,45 +228,76 @@ BEGIN
          AND t.id <> ALL (v_ids)
        ORDER BY t.run_at, t.seq LIMIT p_limit - cardinality(v_ids)
        FOR UPDATE SKIP LOCKED);
+  ELSIF cardinality(v_ids) < p_limit THEN
+    -- Some channels paused: queue order over the channels pass 1 visited
+    -- (every active one unless the walk was cut), each read through its
+    -- own index range. Filtering the whole queue instead would read every
+    -- task of a paused backlog, in every claim. The lock re-checks the
+    -- state: another claim may have taken a task since it was read.
+    v_ids := v_ids || ARRAY(
+      SELECT t.id FROM cafmq.tasks t
+       WHERE t.id = ANY (ARRAY(
+               SELECT c.id FROM unnest(v_seen_names, v_seen_args) AS s (n, a)
+               CROSS JOIN LATERAL (
+                 -- A range of tasks_unordered_ready, in its order: with
+                 -- equalities on the channel, a generic plan may walk
+                 -- tasks_unordered_queue instead and read the whole backlog
+                 -- for a channel that has no more ready tasks.
+                 SELECT x.id, x.run_at, x.seq FROM cafmq.tasks x
+                  WHERE x.state = 'pending' AND NOT x.ordered
+                    AND (x.channel_name, x.channel_args, x.run_at)
+                        >= (s.n, s.a, '-infinity')
+                    AND (x.channel_name, x.channel_args, x.run_at)
+                        <= (s.n, s.a, now())
+                    AND x.name = ANY (p_names) AND x.id <> ALL (v_ids)
+                  ORDER BY x.channel_name, x.channel_args, x.run_at, x.seq
+                  LIMIT p_limit - cardinality(v_ids)) c
+               ORDER BY c.run_at, c.seq LIMIT p_limit - cardinality(v_ids)))
+         AND t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
+       FOR UPDATE SKIP LOCKED);
   END IF;
   -- One update through the primary key: tasks that must not run (again)
   -- end here, the others start running and are returned with their payload.
+  -- A claimed 'running' task is one whose lease expired: a lost attempt.
   RETURN QUERY
   WITH claimed AS (
     UPDATE cafmq.tasks t
-       SET state = CASE
-             WHEN NOT (t.cancel_requested OR t.deadline IS NOT NULL AND t.deadline <= now()
-                       OR (t.state = 'running' AND t.attempt >= t.max_attempts))
-               THEN 'running'
-             WHEN t.cancel_requested THEN 'cancelled'
-             ELSE 'failed' END::cafmq.task_state,
-           attempt = CASE
-             WHEN t.cancel_requested OR t.deadline IS NOT NULL AND t.deadline <= now()
-                  OR (t.state = 'running' AND t.attempt >= t.max_attempts)
-               THEN t.attempt ELSE t.attempt + 1 END,
-           run_at = CASE
-             WHEN t.cancel_requested OR t.deadline IS NOT NULL AND t.deadline <= now()
-                  OR (t.state = 'running' AND t.attempt >= t.max_attempts)
-               THEN t.run_at ELSE now() + p_lease END,
-           started_at = CASE
-             WHEN t.cancel_requested OR t.deadline IS NOT NULL AND t.deadline <= now()
-                  OR (t.state = 'running' AND t.attempt >= t.max_attempts)
-               THEN t.started_at ELSE now() END,
-           node = CASE
-             WHEN t.cancel_requested OR t.deadline IS NOT NULL AND t.deadline <= now()
-                  OR (t.state = 'running' AND t.attempt >= t.max_attempts)
-               THEN t.node ELSE p_node END,
-           finished_at = CASE
-             WHEN t.cancel_requested OR t.deadline IS NOT NULL AND t.deadline <= now()
-                  OR (t.state = 'running' AND t.attempt >= t.max_attempts)
-               THEN now() ELSE t.finished_at END,
-           last_error = CASE
-             WHEN t.cancel_requested THEN t.last_error
-             WHEN t.deadline <= now() THEN 'deadline passed before the task ran'
-             WHEN t.state = 'running' AND t.attempt >= t.max_attempts
-               THEN 'lease expired during the final attempt'
-             WHEN t.state = 'running' THEN 'lease expired'
-             ELSE t.last_error END
+       SET (state, attempt, run_at, started_at, node, finished_at, last_error,
+            lost_attempts) = (
+         SELECT CASE WHEN e.ending IS NULL THEN 'running'
+                     WHEN e.ending = 'cancelled' THEN 'cancelled'
+                     ELSE 'failed' END::cafmq.task_state,
+                CASE WHEN e.ending IS NULL THEN t.attempt + 1
+                     ELSE t.attempt END,
+                CASE WHEN e.ending IS NULL THEN now() + p_lease
+                     ELSE t.run_at END,
+                CASE WHEN e.ending IS NULL THEN now() ELSE t.started_at END,
+                CASE WHEN e.ending IS NULL THEN p_node ELSE t.node END,
+                CASE WHEN e.ending IS NULL THEN t.finished_at ELSE now() END,
+                CASE e.ending
+                  WHEN 'cancelled' THEN t.last_error
+                  WHEN 'deadline' THEN 'deadline passed before the task ran'
+                  WHEN 'final attempt'
+                    THEN 'lease expired during the final attempt'
+                  WHEN 'poison'
+                    THEN 'lost ' || (t.lost_attempts + 1) || ' attempts in a '
+                         'row: its runner died or its lease expired '
+                         'mid-attempt each time (poison task?)'
+                  ELSE CASE WHEN t.state = 'running' THEN 'lease expired'
+                            ELSE t.last_error END
+                END,
+                CASE WHEN t.state = 'running' THEN t.lost_attempts + 1
+                     ELSE t.lost_attempts END
+           -- Why the task ends instead of running; NULL: it runs.
+           FROM (SELECT CASE
+                   WHEN t.cancel_requested THEN 'cancelled'
+                   WHEN t.deadline <= now() THEN 'deadline'
+                   WHEN t.state = 'running' AND t.attempt >= t.max_attempts
+                     THEN 'final attempt'
+                   WHEN t.state = 'running' AND p_max_lost > 0
+                        AND t.lost_attempts + 1 >= p_max_lost
+                     THEN 'poison'
+                 END AS ending) e)
       FROM unnest(v_ids) AS c (id)
      WHERE t.id = c.id AND t.state IN ('pending', 'running')
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
@@ -333,7 +384,8 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH done AS (
-    UPDATE cafmq.tasks t SET state = 'completed', finished_at = now()
+    UPDATE cafmq.tasks t
+       SET state = 'completed', finished_at = now(), lost_attempts = 0
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
     RETURNING t.id, t.channel_name, t.ordered)
@@ -382,7 +434,7 @@ BEGIN
   UPDATE cafmq.tasks t
      SET state = 'pending',
          run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap, t.attempt),
-         last_error = f.error
+         last_error = f.error, lost_attempts = 0
     FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
          AS f (id, attempt, error, retryable)
    WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
@@ -394,7 +446,7 @@ BEGIN
     UPDATE cafmq.tasks t
        SET state = CASE WHEN t.cancel_requested THEN 'cancelled'
                         ELSE 'failed' END::cafmq.task_state,
-           last_error = f.error, finished_at = now()
+           last_error = f.error, finished_at = now(), lost_attempts = 0
       FROM unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
     RETURNING t.id, t.state, t.run_at, t.channel_name, t.ordered)
@@ -473,7 +525,7 @@ BEGIN
   WITH r AS (
     UPDATE cafmq.tasks t
        SET state = 'pending', attempt = t.attempt - 1, run_at = now(),
-           node = NULL
+           node = NULL, lost_attempts = 0
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
     RETURNING t.id, t.channel_name)
@@ -629,6 +681,7 @@ CREATE TABLE cafmq.tasks (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
+    lost_attempts integer DEFAULT 0 NOT NULL,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),

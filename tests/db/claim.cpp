@@ -235,8 +235,8 @@ CAF_TEST(the claim uses indexes with a million pending tasks) {
     std::string text;
   } plans{*conn};
   auto start = std::chrono::steady_clock::now();
-  auto rows = tx.exec("SELECT * FROM cafmq.claim('n', '{t}', NULL, 32, "
-                      "'30 s', NULL, NULL)");
+  auto rows = tx.exec("SELECT * FROM cafmq.claim('n', '{t}', NULL, NULL, 32, "
+                      "'30 s', 5, NULL, NULL)");
   auto elapsed = std::chrono::steady_clock::now() - start;
   CAF_CHECK_EQUAL(rows.size(), 33u);
   CAF_MESSAGE(
