@@ -71,14 +71,21 @@ BEGIN
       v_cut := true;
       EXIT;
     END IF;
-    SELECT c.n, c.a INTO v_next FROM (
-      (SELECT t.channel_name AS n, t.channel_args AS a FROM cafmq.tasks t
+    -- The next active channel; for an unordered one also its first task
+    -- by run_at, seq (the order of tasks_unordered_ready).
+    SELECT c.n, c.a, c.first_id, c.first_run_at, c.first_name INTO v_next
+      FROM (
+      (SELECT t.channel_name AS n, t.channel_args AS a, t.id AS first_id,
+              t.run_at AS first_run_at, t.name AS first_name
+         FROM cafmq.tasks t
         WHERE t.state = 'pending' AND NOT t.ordered
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
-        ORDER BY t.channel_name, t.channel_args LIMIT 1)
+        ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1)
       UNION ALL
-      (SELECT t.channel_name, t.channel_args FROM cafmq.tasks t
+      (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
+              NULL::text
+         FROM cafmq.tasks t
         WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -138,12 +145,31 @@ BEGIN
        WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
        FOR UPDATE SKIP LOCKED;
     END IF;
-    IF v_id IS NULL THEN
+    -- Unordered: the channel's first task if it is ready, through the
+    -- primary key; else the first ready one it can lock (none if even the
+    -- first task is scheduled later).
+    IF v_id IS NULL AND v_next.first_id IS NOT NULL
+       AND v_next.first_run_at <= now()
+       AND v_next.first_name = ANY (p_names) THEN
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.id = v_next.first_id AND t.state = 'pending'
+         AND NOT t.ordered AND t.run_at <= now()
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    IF v_id IS NULL
+       AND (v_next.first_id IS NULL OR v_next.first_run_at <= now()) THEN
+      -- A range of tasks_unordered_ready, in its order. With equalities on
+      -- the channel instead, a generic plan made while one channel held
+      -- most ready tasks walks tasks_unordered_queue, reading the whole
+      -- backlog for each channel whose tasks are behind it or locked.
       SELECT t.id INTO v_id FROM cafmq.tasks t
        WHERE t.state = 'pending' AND NOT t.ordered
-         AND t.channel_name = v_name AND t.channel_args = v_args
-         AND t.run_at <= now() AND t.name = ANY (p_names)
-       ORDER BY t.run_at, t.seq LIMIT 1
+         AND (t.channel_name, t.channel_args, t.run_at)
+             >= (v_name, v_args, '-infinity')
+         AND (t.channel_name, t.channel_args, t.run_at)
+             <= (v_name, v_args, now())
+         AND t.name = ANY (p_names)
+       ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1
        FOR UPDATE SKIP LOCKED;
     END IF;
     IF v_id IS NOT NULL THEN
@@ -183,10 +209,7 @@ BEGIN
        WHERE t.id = ANY (ARRAY(
                SELECT c.id FROM unnest(v_seen_names, v_seen_args) AS s (n, a)
                CROSS JOIN LATERAL (
-                 -- A range of tasks_unordered_ready, in its order: with
-                 -- equalities on the channel, a generic plan may walk
-                 -- tasks_unordered_queue instead and read the whole backlog
-                 -- for a channel that has no more ready tasks.
+                 -- A range of tasks_unordered_ready, as in pass 1.
                  SELECT x.id, x.run_at, x.seq FROM cafmq.tasks x
                   WHERE x.state = 'pending' AND NOT x.ordered
                     AND (x.channel_name, x.channel_args, x.run_at)
