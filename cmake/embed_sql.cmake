@@ -1,6 +1,8 @@
 # Generates a C++ header that embeds the SQL files of sql/ at build time.
 # Inputs: SQL_DIR, OUTPUT. Migrations become cafmq::sql::migrations (ordered by
-# their number); each file of queries/ becomes a constant named after it.
+# their number), each with the SHA-256 of its file (what `sha256sum` prints),
+# which schema_version records; each file of queries/ becomes a constant named
+# after it.
 file(GLOB migration_files "${SQL_DIR}/migrations/*.sql")
 list(SORT migration_files)
 file(GLOB query_files "${SQL_DIR}/queries/*.sql")
@@ -10,7 +12,7 @@ set(out "// Generated from sql/ by cmake/embed_sql.cmake. Do not edit.\n")
 string(APPEND out "#pragma once\n\n#include <cstddef>\n\n")
 string(APPEND out "namespace cafmq::sql {\n\n")
 string(APPEND out "struct migration {\n  int version;\n  const char* name;\n")
-string(APPEND out "  const char* text;\n};\n\n")
+string(APPEND out "  const char* text;\n  const char* checksum;\n};\n\n")
 
 set(entries "")
 set(count 0)
@@ -22,7 +24,9 @@ foreach(path IN LISTS migration_files)
   math(EXPR version "${CMAKE_MATCH_1}")
   set(name "${CMAKE_MATCH_2}")
   file(READ "${path}" text)
-  string(APPEND entries "  {${version}, \"${name}\", R\"cafmq_sql(${text})cafmq_sql\"},\n")
+  file(SHA256 "${path}" checksum)
+  string(APPEND entries "  {${version}, \"${name}\", R\"cafmq_sql(${text})cafmq_sql\",\n")
+  string(APPEND entries "   \"${checksum}\"},\n")
   math(EXPR count "${count} + 1")
 endforeach()
 string(APPEND out "inline constexpr migration migrations[] = {\n${entries}};\n\n")

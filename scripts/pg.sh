@@ -104,14 +104,16 @@ port_busy() {
   fi
 }
 
-# Deterministic first candidate from the repo path hash, then the next free one in 54320..54999.
+# Deterministic first candidate from the repo path hash, then the next free one in 25432..26111:
+# below Linux's ephemeral range (32768..60999), where outgoing connections could take the port
+# between our check and the server's bind ("Address already in use").
 pick_port() {
   local first=$((16#${HASH:0:8} % 680)) i p
   for ((i = 0; i < 680; i++)); do
-    p=$((54320 + (first + i) % 680))
+    p=$((25432 + (first + i) % 680))
     port_busy "$p" || { echo "$p"; return 0; }
   done
-  die "no free TCP port in 54320..54999"
+  die "no free TCP port in 25432..26111"
 }
 
 read_port() {
@@ -160,6 +162,9 @@ cmd_start() {
     fi
 
     if ! PORT=$(read_port); then
+      PORT=$(pick_port)
+    elif ((PORT >= 32768)); then
+      note "port $PORT is in the ephemeral range; choosing a new one"
       PORT=$(pick_port)
     elif port_busy "$PORT"; then
       note "port $PORT is taken by another process; choosing a new one"

@@ -77,10 +77,14 @@ caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
     = queue_connection::open(cfg.database_url, connection_for(cfg, "claim"));
   if (!conn)
     return std::move(conn.error());
+  // Either way, a database whose applied migrations differ from this
+  // binary's is refused.
   if (cfg.migrate) {
     auto migrated = migrate((*conn)->connection());
     if (!migrated)
       return std::move(migrated.error());
+  } else if (auto err = check_schema((*conn)->connection())) {
+    return err;
   }
   runtime_parts parts;
   parts.startup = std::move(*conn);

@@ -49,6 +49,12 @@ enum class errc : std::uint8_t {
   handler_failed,
   /// No handler is registered for a task name.
   unknown_handler,
+  /// The database's applied migrations differ from this binary's: a
+  /// migration with another name or checksum, one the binary does not know,
+  /// or one missing. The context names the migration.
+  schema_mismatch,
+  /// The database lacks migrations this binary needs: run `cafmq migrate`.
+  schema_too_old,
 };
 
 std::string to_string(errc x);

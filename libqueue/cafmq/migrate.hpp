@@ -1,5 +1,6 @@
 #pragma once
 
+#include <caf/error.hpp>
 #include <caf/expected.hpp>
 
 namespace pqxx {
@@ -14,8 +15,18 @@ int latest_schema_version() noexcept;
 /// Applies the missing migrations in order, in one transaction, under an
 /// advisory lock so that concurrent callers wait and then find nothing to do.
 /// Returns the schema version afterwards. Refuses with
-/// `errc::schema_too_new` a database migrated by a newer binary.
+/// `errc::schema_too_new` a database migrated by a newer binary, and with
+/// `errc::schema_mismatch` one whose applied migrations are not this
+/// binary's (another name or checksum for a version, a version it does not
+/// know, or one missing). A database migrated before checksums were
+/// recorded gets them here.
 caf::expected<int> migrate(pqxx::connection_base& conn);
+
+/// Checks without changing anything that the database holds exactly this
+/// binary's migrations, for runners that must not migrate. Returns
+/// `errc::schema_too_old` when migrations are missing (or cafmq is not
+/// installed), else the errors of `migrate`.
+caf::error check_schema(pqxx::connection_base& conn);
 
 /// The database's schema version; 0 if cafmq was never installed.
 caf::expected<int> schema_version(pqxx::connection_base& conn);

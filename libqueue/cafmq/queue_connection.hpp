@@ -32,10 +32,16 @@ struct claim_request {
   int limit = 32;
   /// Lease of each claimed attempt; renew it with keep-alive.
   std::chrono::microseconds lease = std::chrono::seconds{30};
-  /// A task whose attempts were lost this many times in a row ends failed
-  /// instead of running again; 0: no limit.
+  /// Lost attempts in a row (the runner died, or the lease expired,
+  /// mid-attempt) after which a task is a poison task: the claim that finds
+  /// the last loss ends it `failed` instead of running it again. Any
+  /// completion, failure, checkpoint or release resets the count. 0: no
+  /// limit (a task still ends when its attempts run out).
   int max_lost = 5;
-  /// Channel names not to claim from (paused here).
+  /// Channel names not to claim from for now (all args of each), e.g. while
+  /// what their handlers need is down; the other channels are served as
+  /// usual. Tasks of a paused channel stay pending for any runner that has
+  /// not paused it.
   std::vector<std::string> paused;
 };
 

@@ -44,6 +44,10 @@ std::string to_string(errc x) {
       return "handler_failed";
     case errc::unknown_handler:
       return "unknown_handler";
+    case errc::schema_mismatch:
+      return "schema_mismatch";
+    case errc::schema_too_old:
+      return "schema_too_old";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

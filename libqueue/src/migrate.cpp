@@ -1,9 +1,15 @@
 #include "cafmq/migrate.hpp"
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <pqxx/pqxx>
 
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
+#include "sql_util.hpp"
 
 namespace cafmq {
 
@@ -13,11 +19,108 @@ int latest_schema_version() noexcept {
 
 namespace {
 
+// Migrations that schema_version recorded without a checksum. A database
+// migrated then gets this binary's checksums: it ran exactly these files,
+// which never change once landed.
+constexpr int last_version_without_checksum = 5;
+
+// A row of cafmq.schema_version.
+struct applied_migration {
+  int version;
+  std::string name;
+  std::optional<std::string> checksum;
+};
+
+std::string describe(int version, const std::string& name) {
+  return "migration " + std::to_string(version) + " (" + name + ")";
+}
+
 caf::error too_new(int current) {
   return make_error(errc::schema_too_new,
                     "database schema version " + std::to_string(current)
                       + " is newer than this binary's "
                       + std::to_string(latest_schema_version()));
+}
+
+caf::error too_old(int current) {
+  return make_error(errc::schema_too_old,
+                    "database schema version " + std::to_string(current)
+                      + " is older than this binary's "
+                      + std::to_string(latest_schema_version())
+                      + ": run `cafmq migrate`");
+}
+
+caf::error mismatch(std::string what) {
+  return make_error(errc::schema_mismatch,
+                    "the database's migrations differ from this binary's: "
+                      + std::move(what));
+}
+
+const sql::migration* find_migration(int version) {
+  for (const auto& m : sql::migrations)
+    if (m.version == version)
+      return &m;
+  return nullptr;
+}
+
+std::vector<applied_migration> read_applied(pqxx::transaction_base& tx) {
+  std::vector<applied_migration> result;
+  for (const auto& row : tx.exec(sql::migrate_applied)) {
+    applied_migration x{row[0].as<int>(), row[1].c_str(), std::nullopt};
+    if (!row[2].is_null())
+      x.checksum = row[2].c_str();
+    result.push_back(std::move(x));
+  }
+  return result;
+}
+
+// The database's schema version, if its migrations (`xs`, by version) are
+// the binary's first ones: the same versions, names and checksums, none
+// left out.
+caf::expected<int> compare(const std::vector<applied_migration>& xs) {
+  auto current = xs.empty() ? 0 : xs.back().version;
+  if (current > latest_schema_version())
+    return too_new(current);
+  for (const auto& x : xs) {
+    auto m = find_migration(x.version);
+    if (m == nullptr || x.name != m->name)
+      return mismatch("the database has " + describe(x.version, x.name)
+                      + ", which this binary does not know");
+    if (!x.checksum)
+      return mismatch(describe(x.version, x.name) + " has no checksum");
+    if (*x.checksum != m->checksum)
+      return mismatch(describe(x.version, x.name) + " has checksum "
+                      + *x.checksum + " in the database, " + m->checksum
+                      + " in this binary");
+  }
+  for (const auto& m : sql::migrations) {
+    if (m.version > current)
+      break;
+    auto applied = [&](const applied_migration& x) {
+      return x.version == m.version;
+    };
+    if (std::none_of(xs.begin(), xs.end(), applied))
+      return mismatch(describe(m.version, m.name)
+                      + " is missing from the database");
+  }
+  return current;
+}
+
+// Gives rows recorded before checksums existed the checksums of this
+// binary's files.
+void backfill(pqxx::transaction_base& tx) {
+  std::vector<int> versions;
+  std::vector<std::string> names;
+  std::vector<std::string> checksums;
+  for (const auto& m : sql::migrations) {
+    if (m.version > last_version_without_checksum)
+      break;
+    versions.push_back(m.version);
+    names.emplace_back(m.name);
+    checksums.emplace_back(m.checksum);
+  }
+  tx.exec_params(sql::migrate_backfill, detail::int_array(versions),
+                 detail::text_array(names), detail::text_array(checksums));
 }
 
 } // namespace
@@ -28,35 +131,54 @@ caf::expected<int> migrate(pqxx::connection_base& conn) {
       // Up to date already (every start but the first): two reads, no lock
       // and no DDL.
       pqxx::nontransaction tx{conn};
-      if (tx.exec1(sql::migrate_installed)[0].as<bool>()) {
-        auto current = tx.exec1(sql::migrate_version)[0].as<int>();
-        if (current > latest_schema_version())
-          return too_new(current);
-        if (current == latest_schema_version())
+      auto installed = tx.exec1(sql::migrate_installed);
+      if (installed[0].as<bool>() && installed[1].as<bool>()) {
+        auto current = compare(read_applied(tx));
+        if (!current || *current == latest_schema_version())
           return current;
       }
     }
     pqxx::work tx{conn};
     tx.exec(sql::migrate_lock);
     tx.exec(sql::migrate_bootstrap);
-    auto current = tx.exec1(sql::migrate_version)[0].as<int>();
-    if (current > latest_schema_version())
-      return too_new(current);
+    backfill(tx);
+    auto current = compare(read_applied(tx));
+    if (!current)
+      return current;
     for (const auto& m : sql::migrations) {
-      if (m.version <= current)
+      if (m.version <= *current)
         continue;
       try {
         tx.exec(m.text);
       } catch (const pqxx::sql_error& e) {
         return make_error(errc::migration_failed,
-                          "migration " + std::to_string(m.version) + " ("
-                            + m.name + ") failed: " + e.what());
+                          describe(m.version, m.name) + " failed: " + e.what());
       }
-      tx.exec_params(sql::migrate_record, m.version, std::string{m.name});
-      current = m.version;
+      tx.exec_params(sql::migrate_record, m.version, std::string{m.name},
+                     std::string{m.checksum});
+      *current = m.version;
     }
     tx.commit();
     return current;
+  });
+}
+
+caf::error check_schema(pqxx::connection_base& conn) {
+  return guarded([&]() -> caf::error {
+    pqxx::nontransaction tx{conn};
+    auto installed = tx.exec1(sql::migrate_installed);
+    if (!installed[0].as<bool>())
+      return too_old(0);
+    if (!installed[1].as<bool>())
+      return make_error(errc::schema_too_old,
+                        "schema_version records no checksums yet: run "
+                        "`cafmq migrate`");
+    auto current = compare(read_applied(tx));
+    if (!current)
+      return std::move(current.error());
+    if (*current < latest_schema_version())
+      return too_old(*current);
+    return caf::none;
   });
 }
 

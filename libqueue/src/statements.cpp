@@ -51,9 +51,12 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
   std::optional<std::string> channels;
   if (!req.channels.empty())
     channels = text_array(req.channels);
-  auto rows = tx.exec_params(sql::claim, req.node, text_array(req.names),
-                             channels, req.limit, req.lease.count(),
-                             cursor.channel_name, cursor.channel_args);
+  std::optional<std::string> paused;
+  if (!req.paused.empty())
+    paused = text_array(req.paused);
+  auto rows = tx.exec_params(
+    sql::claim, req.node, text_array(req.names), channels, paused, req.limit,
+    req.lease.count(), req.max_lost, cursor.channel_name, cursor.channel_args);
   claim_result result;
   result.tasks.reserve(rows.size());
   // Column numbers looked up once: by name, libpq compares (and lower-cases

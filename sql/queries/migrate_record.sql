@@ -1,1 +1,1 @@
-INSERT INTO cafmq.schema_version (version, name) VALUES ($1, $2)
+INSERT INTO cafmq.schema_version (version, name, checksum) VALUES ($1, $2, $3)

@@ -235,8 +235,8 @@ CAF_TEST(the claim uses indexes with a million pending tasks) {
     std::string text;
   } plans{*conn};
   auto start = std::chrono::steady_clock::now();
-  auto rows = tx.exec("SELECT * FROM cafmq.claim('n', '{t}', NULL, 32, "
-                      "'30 s', NULL, NULL)");
+  auto rows = tx.exec("SELECT * FROM cafmq.claim('n', '{t}', NULL, NULL, 32, "
+                      "'30 s', 5, NULL, NULL)");
   auto elapsed = std::chrono::steady_clock::now() - start;
   CAF_CHECK_EQUAL(rows.size(), 33u);
   CAF_MESSAGE(
@@ -251,6 +251,32 @@ CAF_TEST(the claim uses indexes with a million pending tasks) {
     if (plans.text.find(table) != std::string::npos)
       CAF_MESSAGE(plans.text);
   }
+}
+
+CAF_TEST(small channels behind a large backlog cost a claim few reads) {
+  // Statistics taken while one channel holds every ready task: a generic
+  // plan then thinks a channel's tasks are best found in queue order.
+  insert_backlog(*conn, "big", 100000);
+  // Two tasks in each of five channels, behind the whole backlog in queue
+  // order.
+  spawn_tasks(*conn, "t", 10, 5);
+  auto claim_small = [](pqxx::transaction_base& tx) {
+    auto rows = tx.exec("SELECT * FROM cafmq.claim('n', '{t}', NULL, NULL, "
+                        "32, '30 s', 5, NULL, NULL) WHERE channel_name = 'c'");
+    CAF_CHECK_EQUAL(rows.size(), 5u);
+  };
+  auto read = tasks_read(*conn, claim_small);
+  CAF_MESSAGE("the claim read " << read << " rows of cafmq.tasks");
+  CAF_CHECK_LESS(read, 1000);
+  // The first task of each small channel locked (another runner is
+  // claiming it): the claim looks for the next one.
+  auto other = connect();
+  pqxx::work locker{*other};
+  locker.exec("SELECT id FROM cafmq.tasks WHERE channel_name = 'c' ORDER BY "
+              "seq LIMIT 5 FOR UPDATE");
+  read = tasks_read(*conn, claim_small);
+  CAF_MESSAGE("with first tasks locked the claim read " << read << " rows");
+  CAF_CHECK_LESS(read, 1000);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -5,6 +5,7 @@
 
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
+#include "cafmq/sql.hpp"
 #include "support/db_fixture.hpp"
 #include "support/process.hpp"
 
@@ -16,6 +17,48 @@ namespace {
 FILE* start_cli_migrate(const std::string& url) {
   return test::start_process(std::string{CAFMQ_CLI} + " '--database-url=" + url
                              + "' migrate");
+}
+
+// A second, empty database beside the fixture's (which is migrated already),
+// dropped at the end of the test.
+struct empty_database {
+  empty_database(test::db_fixture& f, const std::string& suffix)
+    : admin(*f.conn), name(f.dbname + "_" + suffix) {
+    pqxx::nontransaction tx{admin};
+    tx.exec0("CREATE DATABASE " + tx.quote_name(name));
+    url = test::with_database(f.url, name);
+  }
+
+  ~empty_database() {
+    pqxx::nontransaction tx{admin};
+    tx.exec0("DROP DATABASE " + tx.quote_name(name) + " WITH (FORCE)");
+  }
+
+  pqxx::connection_base& admin;
+  std::string name;
+  std::string url;
+};
+
+// Runs `sql` in its own transaction.
+void exec(pqxx::connection_base& conn, const std::string& sql) {
+  pqxx::work tx{conn};
+  tx.exec0(sql);
+  tx.commit();
+}
+
+// The error of migrating `conn`, none if it succeeds.
+caf::error migrate_error(pqxx::connection_base& conn) {
+  auto result = migrate(conn);
+  return result ? caf::error{} : std::move(result.error());
+}
+
+// "version checksum" of every applied migration, in order.
+std::string checksums(pqxx::connection_base& conn) {
+  pqxx::nontransaction tx{conn};
+  return tx
+    .exec1("SELECT string_agg(version || ' ' || coalesce(checksum, 'NULL'), "
+           "', ' ORDER BY version) FROM cafmq.schema_version")[0]
+    .as<std::string>();
 }
 
 } // namespace
@@ -59,33 +102,102 @@ CAF_TEST(a schema newer than the binary is refused) {
   auto result = migrate(*conn);
   CAF_REQUIRE(!result);
   CAF_CHECK_EQUAL(code_of(result.error()), errc::schema_too_new);
+  CAF_CHECK_EQUAL(code_of(check_schema(*conn)), errc::schema_too_new);
   CAF_MESSAGE(render(result.error()));
 }
 
 CAF_TEST(two processes migrating a fresh database at once both succeed) {
-  // A second, empty database: the fixture's own is already migrated.
-  auto fresh = dbname + "_fresh";
-  {
-    pqxx::nontransaction tx{*conn};
-    tx.exec0("CREATE DATABASE " + tx.quote_name(fresh));
-  }
-  auto fresh_url = test::with_database(url, fresh);
-  auto a = start_cli_migrate(fresh_url);
-  auto b = start_cli_migrate(fresh_url);
+  empty_database fresh{*this, "fresh"};
+  auto a = start_cli_migrate(fresh.url);
+  auto b = start_cli_migrate(fresh.url);
   CAF_REQUIRE(a != nullptr && b != nullptr);
   std::string out_a, out_b;
   CAF_CHECK_EQUAL(test::finish_process(a, out_a), 0);
   CAF_CHECK_EQUAL(test::finish_process(b, out_b), 0);
   CAF_MESSAGE("first: " << out_a << "second: " << out_b);
-  {
-    pqxx::connection c{fresh_url};
-    pqxx::nontransaction tx{c};
-    CAF_CHECK_EQUAL(
-      tx.exec1("SELECT count(*) FROM cafmq.schema_version")[0].as<int>(),
-      latest_schema_version());
+  pqxx::connection c{fresh.url};
+  pqxx::nontransaction tx{c};
+  CAF_CHECK_EQUAL(
+    tx.exec1("SELECT count(*) FROM cafmq.schema_version")[0].as<int>(),
+    latest_schema_version());
+}
+
+CAF_TEST(every applied migration records the checksum of its file) {
+  for (const auto& m : sql::migrations) {
+    auto recorded = query_value<std::string>(
+      "SELECT checksum FROM cafmq.schema_version WHERE version = "
+      + std::to_string(m.version));
+    CAF_CHECK_EQUAL(recorded, std::string{m.checksum});
+    CAF_CHECK_EQUAL(recorded.size(), 64u);
   }
-  pqxx::nontransaction tx{*conn};
-  tx.exec0("DROP DATABASE " + tx.quote_name(fresh) + " WITH (FORCE)");
+  CAF_CHECK(!check_schema(*conn));
+}
+
+CAF_TEST(a migration whose checksum differs is refused) {
+  exec(*conn, "UPDATE cafmq.schema_version SET checksum = 'edited' "
+              "WHERE version = 3");
+  for (auto err : {migrate_error(*conn), check_schema(*conn)}) {
+    CAF_CHECK_EQUAL(code_of(err), errc::schema_mismatch);
+    CAF_CHECK(render(err).find("migration 3 (") != std::string::npos);
+    CAF_MESSAGE(render(err));
+  }
+}
+
+CAF_TEST(a migration the binary does not know is refused) {
+  // What a migration of the same number from another branch leaves behind.
+  exec(*conn, "UPDATE cafmq.schema_version SET name = 'from_a_branch' "
+              "WHERE version = 2");
+  for (auto err : {migrate_error(*conn), check_schema(*conn)}) {
+    CAF_CHECK_EQUAL(code_of(err), errc::schema_mismatch);
+    CAF_CHECK(render(err).find("migration 2 (from_a_branch)")
+              != std::string::npos);
+    CAF_MESSAGE(render(err));
+  }
+}
+
+CAF_TEST(a database missing a migration is refused) {
+  exec(*conn, "DELETE FROM cafmq.schema_version WHERE version = 2");
+  auto err = migrate_error(*conn);
+  CAF_CHECK_EQUAL(code_of(err), errc::schema_mismatch);
+  CAF_CHECK(render(err).find("migration 2 (") != std::string::npos);
+  CAF_MESSAGE(render(err));
+}
+
+CAF_TEST(a database migrated before checksums existed gets them) {
+  // Migrated as binaries before checksums did it: their bootstrap table,
+  // then migrations 1 to 5.
+  empty_database old{*this, "old"};
+  pqxx::connection c{old.url};
+  {
+    pqxx::work tx{c};
+    tx.exec0("CREATE SCHEMA cafmq");
+    tx.exec0("CREATE TABLE cafmq.schema_version (version integer PRIMARY "
+             "KEY, name text NOT NULL, applied_at timestamptz NOT NULL "
+             "DEFAULT now())");
+    for (const auto& m : sql::migrations) {
+      if (m.version > 5)
+        break;
+      tx.exec0(m.text);
+      tx.exec_params0("INSERT INTO cafmq.schema_version (version, name) "
+                      "VALUES ($1, $2)",
+                      m.version, std::string{m.name});
+    }
+    tx.commit();
+  }
+  CAF_CHECK_EQUAL(code_of(check_schema(c)), errc::schema_too_old);
+  auto version = migrate(c);
+  CAF_REQUIRE(version);
+  CAF_CHECK_EQUAL(*version, latest_schema_version());
+  CAF_CHECK(!check_schema(c));
+  CAF_CHECK_EQUAL(checksums(c), checksums(*conn));
+}
+
+CAF_TEST(a schema older than the binary fails the check) {
+  auto latest = std::to_string(latest_schema_version());
+  exec(*conn, "DELETE FROM cafmq.schema_version WHERE version = " + latest);
+  auto err = check_schema(*conn);
+  CAF_CHECK_EQUAL(code_of(err), errc::schema_too_old);
+  CAF_MESSAGE(render(err));
 }
 
 CAF_TEST(the cli reports a newer schema clearly) {

@@ -66,4 +66,38 @@ inline void age_task(pqxx::connection_base& conn, const uuid& id, int secs) {
   tx.commit();
 }
 
+/// Inserts `n` ready unordered tasks named "t" into channel `channel_name`
+/// (empty args) straight into the tables: a large backlog in a second or
+/// two. Then analyzes them, so that plans see the backlog.
+inline void insert_backlog(pqxx::connection_base& conn,
+                           const std::string& channel_name, int n) {
+  pqxx::work tx{conn};
+  tx.exec_params0("INSERT INTO cafmq.tasks (id, seq, name, channel_name, "
+                  "channel_args, state, ordered, max_attempts, run_at, "
+                  "backoff, backoff_cap) SELECT gen_random_uuid(), "
+                  "nextval('cafmq.task_seq'), 't', $1, '', 'pending', false, "
+                  "5, now(), '1 s', '1 h' FROM generate_series(1, $2)",
+                  channel_name, n);
+  tx.exec_params0("INSERT INTO cafmq.payloads (id) SELECT id FROM "
+                  "cafmq.tasks WHERE channel_name = $1",
+                  channel_name);
+  tx.commit();
+  pqxx::nontransaction{conn}.exec0("ANALYZE cafmq.tasks");
+}
+
+/// Runs `f` in a transaction (rolled back) and returns how many rows of
+/// cafmq.tasks it read: a plan's cost in rows, not in time.
+template <class F>
+long tasks_read(pqxx::connection_base& conn, F f) {
+  // Counts of earlier transactions may linger in the pg_stat_xact views
+  // until flushed (PostgreSQL 15); this transaction ends with a flush.
+  pqxx::nontransaction{conn}.exec("SELECT pg_stat_force_next_flush()");
+  pqxx::work tx{conn};
+  f(tx);
+  return tx
+    .exec1("SELECT coalesce(idx_tup_fetch, 0) + seq_tup_read FROM "
+           "pg_stat_xact_user_tables WHERE relid = 'cafmq.tasks'::regclass")[0]
+    .as<long>();
+}
+
 } // namespace cafmq::test

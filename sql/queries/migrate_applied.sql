@@ -1,0 +1,1 @@
+SELECT version, name, checksum FROM cafmq.schema_version ORDER BY version

@@ -1,0 +1,753 @@
+-- The cafmq schema as the migrations leave it, as printed by
+-- scripts/schema-snapshot.sh (pg_dump, normalized). Generated: do not edit.
+
+CREATE SCHEMA cafmq;
+
+CREATE TYPE cafmq.spawn_spec AS (
+	id uuid,
+	name text,
+	channel_name text,
+	channel_args text,
+	ordered boolean,
+	max_attempts integer,
+	backoff_us bigint,
+	backoff_cap_us bigint,
+	delay_us bigint,
+	run_at_us bigint,
+	commit_us bigint,
+	timeout_us bigint,
+	deadline_us bigint,
+	unique_key text,
+	json text,
+	bytes text
+);
+
+CREATE TYPE cafmq.task_state AS ENUM (
+    'uncommitted',
+    'pending',
+    'running',
+    'completed',
+    'failed',
+    'cancelled'
+);
+
+CREATE FUNCTION cafmq.cancel(p_id uuid) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_task record;
+BEGIN
+  SELECT t.state, t.ordered, t.channel_name INTO v_task
+    FROM cafmq.tasks t WHERE t.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 'unknown';
+  END IF;
+  IF v_task.state IN ('completed', 'failed', 'cancelled') THEN
+    RETURN v_task.state::text;
+  END IF;
+  IF v_task.state = 'running' THEN
+    UPDATE cafmq.tasks SET cancel_requested = true WHERE id = p_id;
+    PERFORM pg_notify('cafmq_cancel', p_id::text);
+    RETURN 'requested';
+  END IF;
+  UPDATE cafmq.tasks
+     SET state = 'cancelled', cancel_requested = true, commit_deadline = NULL,
+         finished_at = now()
+   WHERE id = p_id;
+  IF v_task.ordered THEN
+    PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
+  END IF;
+  PERFORM cafmq.publish_status(ARRAY[p_id]);
+  RETURN 'cancelled';
+END
+$$;
+
+CREATE FUNCTION cafmq.channel_key(p_name text, p_args text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT hashtextextended(p_name || chr(31) || p_args, 7305)
+$$;
+
+CREATE FUNCTION cafmq.checkpoint(p_id uuid, p_attempt integer, p_json text, p_bytes bytea, p_extra_attempts integer, p_lease interval) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  UPDATE cafmq.tasks t
+     SET max_attempts = t.max_attempts + greatest(coalesce(p_extra_attempts, 0), 0),
+         run_at = CASE WHEN p_lease IS NULL THEN t.run_at
+                       ELSE greatest(t.run_at, now() + p_lease) END,
+         lost_attempts = 0
+   WHERE t.id = p_id AND t.attempt = p_attempt AND t.state = 'running';
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  UPDATE cafmq.payloads p
+     SET json = coalesce(p_json::jsonb, p.json),
+         bytes = coalesce(p_bytes, p.bytes)
+   WHERE p.id = p_id;
+  RETURN true;
+END
+$$;
+
+CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_sort TO 'off'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+  v_ids uuid[] := '{}';
+  -- Walk bound, inclusive. (n, a || chr(1)) is the first key after (n, a)
+  -- because the columns use the C collation and text holds no NUL.
+  v_from_name text := coalesce(p_cursor_name, '');
+  v_from_args text := coalesce(p_cursor_args || chr(1), '');
+  v_name text := p_cursor_name;
+  v_args text := p_cursor_args;
+  v_wrapped boolean := p_cursor_name IS NULL;
+  v_visits integer := 0;
+  v_cut boolean := false;
+  v_next record;
+  v_head record;
+  v_has_head boolean;
+  v_id uuid;
+  v_running bigint;
+  -- The channels pass 1 visited, when some are paused.
+  v_seen_names text[] := '{}';
+  v_seen_args text[] := '{}';
+BEGIN
+  IF p_channels = '{}' THEN
+    p_channels := NULL;
+  END IF;
+  IF p_paused = '{}' THEN
+    p_paused := NULL;
+  END IF;
+  -- Pass 1: one task from each active channel, round-robin from the cursor.
+  LOOP
+    IF v_visits >= p_limit THEN
+      v_cut := true;
+      EXIT;
+    END IF;
+    -- The next active channel; for an unordered one also its first task
+    -- by run_at, seq (the order of tasks_unordered_ready).
+    SELECT c.n, c.a, c.first_id, c.first_run_at, c.first_name INTO v_next
+      FROM (
+      (SELECT t.channel_name AS n, t.channel_args AS a, t.id AS first_id,
+              t.run_at AS first_run_at, t.name AS first_name
+         FROM cafmq.tasks t
+        WHERE t.state = 'pending' AND NOT t.ordered
+          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
+          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+        ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1)
+      UNION ALL
+      (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
+              NULL::text
+         FROM cafmq.tasks t
+        WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
+          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+        ORDER BY t.channel_name, t.channel_args LIMIT 1)) c
+    ORDER BY c.n, c.a LIMIT 1;
+    IF NOT FOUND THEN
+      EXIT WHEN v_wrapped;
+      v_wrapped := true;
+      v_from_name := '';
+      v_from_args := '';
+      CONTINUE;
+    END IF;
+    EXIT WHEN v_wrapped AND p_cursor_name IS NOT NULL
+          AND (v_next.n, v_next.a) > (p_cursor_name, p_cursor_args);
+    IF v_next.n = ANY (p_paused) THEN
+      -- Paused: (n || chr(1), '') is the first key after every (n, *), so
+      -- the walk passes the whole name without reading its rows.
+      v_from_name := v_next.n || chr(1);
+      v_from_args := '';
+      CONTINUE;
+    END IF;
+    v_name := v_next.n;
+    v_args := v_next.a;
+    v_from_name := v_name;
+    v_from_args := v_args || chr(1);
+    v_visits := v_visits + 1;
+    IF p_paused IS NOT NULL THEN
+      v_seen_names := v_seen_names || v_name;
+      v_seen_args := v_seen_args || v_args;
+    END IF;
+    v_id := NULL;
+    -- The head: the first live ordered task. A reservation in front that
+    -- expired is removed here under its row lock; if a commit holds that
+    -- lock, the reservation may still become live, so the channel waits.
+    LOOP
+      SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
+        FROM cafmq.tasks t
+       WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+         AND t.channel_name = v_name AND t.channel_args = v_args
+       ORDER BY t.seq LIMIT 1;
+      v_has_head := FOUND;
+      EXIT WHEN NOT v_has_head OR v_head.state <> 'uncommitted'
+             OR v_head.commit_deadline > now();
+      DELETE FROM cafmq.tasks t
+       WHERE t.id = (SELECT x.id FROM cafmq.tasks x
+                      WHERE x.id = v_head.id AND x.state = 'uncommitted'
+                        AND x.commit_deadline <= now()
+                      FOR UPDATE SKIP LOCKED);
+      IF NOT FOUND THEN
+        EXIT;
+      END IF;
+    END LOOP;
+    IF v_has_head AND v_head.state <> 'uncommitted' AND v_head.run_at <= now()
+       AND v_head.name = ANY (p_names) THEN
+      -- Lock the head itself: skipping a locked head must not reach its successor.
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    -- Unordered: the channel's first task if it is ready, through the
+    -- primary key; else the first ready one it can lock (none if even the
+    -- first task is scheduled later).
+    IF v_id IS NULL AND v_next.first_id IS NOT NULL
+       AND v_next.first_run_at <= now()
+       AND v_next.first_name = ANY (p_names) THEN
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.id = v_next.first_id AND t.state = 'pending'
+         AND NOT t.ordered AND t.run_at <= now()
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    IF v_id IS NULL
+       AND (v_next.first_id IS NULL OR v_next.first_run_at <= now()) THEN
+      -- A range of tasks_unordered_ready, in its order. With equalities on
+      -- the channel instead, a generic plan made while one channel held
+      -- most ready tasks walks tasks_unordered_queue, reading the whole
+      -- backlog for each channel whose tasks are behind it or locked.
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.state = 'pending' AND NOT t.ordered
+         AND (t.channel_name, t.channel_args, t.run_at)
+             >= (v_name, v_args, '-infinity')
+         AND (t.channel_name, t.channel_args, t.run_at)
+             <= (v_name, v_args, now())
+         AND t.name = ANY (p_names)
+       ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    IF v_id IS NOT NULL THEN
+      v_ids := v_ids || v_id;
+      EXIT WHEN cardinality(v_ids) >= p_limit;
+    END IF;
+  END LOOP;
+  -- Pass 2: unordered tasks whose lease expired (their runner is gone).
+  IF cardinality(v_ids) < p_limit THEN
+    v_ids := v_ids || ARRAY(
+      SELECT t.id FROM cafmq.tasks t
+       WHERE t.state = 'running' AND NOT t.ordered AND t.run_at <= now()
+         AND t.name = ANY (p_names)
+         AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+         AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
+       ORDER BY t.run_at LIMIT p_limit - cardinality(v_ids)
+       FOR UPDATE SKIP LOCKED);
+  END IF;
+  -- Pass 3: fill the batch in queue order.
+  IF cardinality(v_ids) < p_limit AND p_paused IS NULL THEN
+    v_ids := v_ids || ARRAY(
+      SELECT t.id FROM cafmq.tasks t
+       WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
+         AND t.name = ANY (p_names)
+         AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+         AND t.id <> ALL (v_ids)
+       ORDER BY t.run_at, t.seq LIMIT p_limit - cardinality(v_ids)
+       FOR UPDATE SKIP LOCKED);
+  ELSIF cardinality(v_ids) < p_limit THEN
+    -- Some channels paused: queue order over the channels pass 1 visited
+    -- (every active one unless the walk was cut), each read through its
+    -- own index range. Filtering the whole queue instead would read every
+    -- task of a paused backlog, in every claim. The lock re-checks the
+    -- state: another claim may have taken a task since it was read.
+    v_ids := v_ids || ARRAY(
+      SELECT t.id FROM cafmq.tasks t
+       WHERE t.id = ANY (ARRAY(
+               SELECT c.id FROM unnest(v_seen_names, v_seen_args) AS s (n, a)
+               CROSS JOIN LATERAL (
+                 -- A range of tasks_unordered_ready, as in pass 1.
+                 SELECT x.id, x.run_at, x.seq FROM cafmq.tasks x
+                  WHERE x.state = 'pending' AND NOT x.ordered
+                    AND (x.channel_name, x.channel_args, x.run_at)
+                        >= (s.n, s.a, '-infinity')
+                    AND (x.channel_name, x.channel_args, x.run_at)
+                        <= (s.n, s.a, now())
+                    AND x.name = ANY (p_names) AND x.id <> ALL (v_ids)
+                  ORDER BY x.channel_name, x.channel_args, x.run_at, x.seq
+                  LIMIT p_limit - cardinality(v_ids)) c
+               ORDER BY c.run_at, c.seq LIMIT p_limit - cardinality(v_ids)))
+         AND t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
+       FOR UPDATE SKIP LOCKED);
+  END IF;
+  -- One update through the primary key: tasks that must not run (again)
+  -- end here, the others start running and are returned with their payload.
+  -- A claimed 'running' task is one whose lease expired: a lost attempt.
+  RETURN QUERY
+  WITH claimed AS (
+    UPDATE cafmq.tasks t
+       SET (state, attempt, run_at, started_at, node, finished_at, last_error,
+            lost_attempts) = (
+         SELECT CASE WHEN e.ending IS NULL THEN 'running'
+                     WHEN e.ending = 'cancelled' THEN 'cancelled'
+                     ELSE 'failed' END::cafmq.task_state,
+                CASE WHEN e.ending IS NULL THEN t.attempt + 1
+                     ELSE t.attempt END,
+                CASE WHEN e.ending IS NULL THEN now() + p_lease
+                     ELSE t.run_at END,
+                CASE WHEN e.ending IS NULL THEN now() ELSE t.started_at END,
+                CASE WHEN e.ending IS NULL THEN p_node ELSE t.node END,
+                CASE WHEN e.ending IS NULL THEN t.finished_at ELSE now() END,
+                CASE e.ending
+                  WHEN 'cancelled' THEN t.last_error
+                  WHEN 'deadline' THEN 'deadline passed before the task ran'
+                  WHEN 'final attempt'
+                    THEN 'lease expired during the final attempt'
+                  WHEN 'poison'
+                    THEN 'lost ' || (t.lost_attempts + 1) || ' attempts in a '
+                         'row: its runner died or its lease expired '
+                         'mid-attempt each time (poison task?)'
+                  ELSE CASE WHEN t.state = 'running' THEN 'lease expired'
+                            ELSE t.last_error END
+                END,
+                CASE WHEN t.state = 'running' THEN t.lost_attempts + 1
+                     ELSE t.lost_attempts END
+           -- Why the task ends instead of running; NULL: it runs.
+           FROM (SELECT CASE
+                   WHEN t.cancel_requested THEN 'cancelled'
+                   WHEN t.deadline <= now() THEN 'deadline'
+                   WHEN t.state = 'running' AND t.attempt >= t.max_attempts
+                     THEN 'final attempt'
+                   WHEN t.state = 'running' AND p_max_lost > 0
+                        AND t.lost_attempts + 1 >= p_max_lost
+                     THEN 'poison'
+                 END AS ending) e)
+      FROM unnest(v_ids) AS c (id)
+     WHERE t.id = c.id AND t.state IN ('pending', 'running')
+    RETURNING t.id, t.name, t.channel_name::text AS channel_name,
+              t.channel_args::text AS channel_args, t.attempt,
+              t.max_attempts, t.ordered, t.timeout, t.deadline, t.state)
+  SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
+         c.max_attempts, c.ordered, c.timeout, c.deadline, p.json::text,
+         p.bytes, NULL::text, NULL::text, NULL::interval
+    FROM claimed c LEFT JOIN cafmq.payloads p ON p.id = c.id
+   WHERE c.state = 'running';
+  GET DIAGNOSTICS v_running = ROW_COUNT;
+  IF v_running < cardinality(v_ids) THEN
+    -- Some ended instead (rare): their ordered successors are heads now.
+    PERFORM cafmq.notify_ready(ARRAY(
+      SELECT t.channel_name FROM cafmq.tasks t
+       WHERE t.id = ANY (v_ids) AND t.ordered
+         AND t.state IN ('failed', 'cancelled')));
+  END IF;
+  PERFORM cafmq.publish_status(v_ids);
+  RETURN QUERY
+  SELECT NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::integer,
+         NULL::integer, NULL::boolean, NULL::interval, NULL::timestamptz, NULL::text,
+         NULL::bytea, v_name, v_args,
+         CASE WHEN v_cut AND cardinality(v_ids) > 0 THEN interval '0'
+         ELSE least(
+           -- ORDER BY ... LIMIT 1: a generic plan may compute min() by
+           -- reading every running lease.
+           (SELECT t.run_at FROM cafmq.tasks t
+             WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()
+             ORDER BY t.run_at LIMIT 1),
+           (SELECT t.run_at FROM cafmq.tasks t
+             WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()
+             ORDER BY t.run_at LIMIT 1),
+           (SELECT t.run_at FROM cafmq.tasks t
+             WHERE t.state = 'running' AND t.run_at > now()
+             ORDER BY t.run_at LIMIT 1),
+           (SELECT t.commit_deadline FROM cafmq.tasks t
+             WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
+             ORDER BY t.commit_deadline LIMIT 1))
+           - now() END;
+END
+$$;
+
+CREATE FUNCTION cafmq.clear(p_channel_names text[]) RETURNS bigint
+    LANGUAGE sql
+    AS $$
+  WITH gone AS (
+    DELETE FROM cafmq.tasks t WHERE t.channel_name = ANY (p_channel_names)
+    RETURNING 1)
+  SELECT count(*) FROM gone
+$$;
+
+CREATE FUNCTION cafmq.clear_all() RETURNS bigint
+    LANGUAGE sql
+    AS $$
+  WITH gone AS (DELETE FROM cafmq.tasks RETURNING 1) SELECT count(*) FROM gone
+$$;
+
+CREATE FUNCTION cafmq.commit(p_ids uuid[]) RETURNS SETOF uuid
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_done uuid[];
+  v_wake text[];
+BEGIN
+  WITH c AS (
+    UPDATE cafmq.tasks t SET state = 'pending', commit_deadline = NULL
+     WHERE t.id = ANY (p_ids) AND t.state = 'uncommitted'
+       AND t.commit_deadline > now()
+    RETURNING t.id, t.channel_name)
+  SELECT array_agg(c.id), array_agg(c.channel_name) INTO v_done, v_wake FROM c;
+  PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(v_done);
+  RETURN QUERY SELECT unnest(v_done);
+END
+$$;
+
+CREATE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[]) RETURNS SETOF uuid
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+DECLARE
+  v_done uuid[];
+  v_wake text[];
+BEGIN
+  WITH done AS (
+    UPDATE cafmq.tasks t
+       SET state = 'completed', finished_at = now(), lost_attempts = 0
+      FROM unnest(p_ids, p_attempts) AS f (id, attempt)
+     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+    RETURNING t.id, t.channel_name, t.ordered)
+  SELECT array_agg(done.id),
+         array_agg(done.channel_name) FILTER (WHERE done.ordered)
+    INTO v_done, v_wake FROM done;
+  PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(v_done);
+  RETURN QUERY SELECT unnest(v_done);
+END
+$$;
+
+CREATE FUNCTION cafmq.drop_payloads() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM cafmq.payloads p USING gone g WHERE p.id = g.id;
+  RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION cafmq.expire_reservations(p_limit integer) RETURNS bigint
+    LANGUAGE sql
+    AS $$
+  WITH gone AS (
+    DELETE FROM cafmq.tasks t
+     WHERE t.id IN (SELECT x.id FROM cafmq.tasks x
+                     WHERE x.state = 'uncommitted' AND x.commit_deadline <= now()
+                     ORDER BY x.commit_deadline LIMIT p_limit
+                     FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*) FROM gone
+$$;
+
+CREATE FUNCTION cafmq.fail(p_ids uuid[], p_attempts integer[], p_errors text[], p_retryable boolean[]) RETURNS TABLE(id uuid, state cafmq.task_state, run_at timestamp with time zone)
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+DECLARE
+  v_ids uuid[];
+  v_states cafmq.task_state[];
+  v_times timestamptz[];
+  v_wake text[];
+BEGIN
+  RETURN QUERY
+  UPDATE cafmq.tasks t
+     SET state = 'pending',
+         run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap, t.attempt),
+         last_error = f.error, lost_attempts = 0
+    FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
+         AS f (id, attempt, error, retryable)
+   WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     AND f.retryable AND t.attempt < t.max_attempts AND NOT t.cancel_requested
+     AND (t.deadline IS NULL OR now() + cafmq.retry_delay(
+            t.backoff, t.backoff_cap, t.attempt) < t.deadline)
+  RETURNING t.id, t.state, t.run_at;
+  WITH fin AS (
+    UPDATE cafmq.tasks t
+       SET state = CASE WHEN t.cancel_requested THEN 'cancelled'
+                        ELSE 'failed' END::cafmq.task_state,
+           last_error = f.error, finished_at = now(), lost_attempts = 0
+      FROM unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
+     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+    RETURNING t.id, t.state, t.run_at, t.channel_name, t.ordered)
+  SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
+         array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
+    INTO v_ids, v_states, v_times, v_wake FROM fin;
+  PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(p_ids);
+  RETURN QUERY SELECT * FROM unnest(v_ids, v_states, v_times);
+END
+$$;
+
+CREATE FUNCTION cafmq.keep_alive(p_ids uuid[], p_attempts integer[], p_lease interval) RETURNS TABLE(id uuid, cancel_requested boolean)
+    LANGUAGE sql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+  UPDATE cafmq.tasks t SET run_at = greatest(t.run_at, now() + p_lease)
+    FROM unnest(p_ids, p_attempts) AS f (id, attempt)
+   WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+  RETURNING t.id, t.cancel_requested
+$$;
+
+CREATE FUNCTION cafmq.notify_ready(p_channels text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM pg_notify('cafmq_ready', c)
+    FROM (SELECT DISTINCT unnest(p_channels) AS c) d;
+END
+$$;
+
+CREATE FUNCTION cafmq.prune(p_retention interval, p_limit integer) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_count bigint;
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(hashtextextended('cafmq.prune', 7305)) THEN
+    RETURN -1;
+  END IF;
+  DELETE FROM cafmq.tasks t
+   WHERE t.id IN (SELECT x.id FROM cafmq.tasks x
+                   WHERE x.state IN ('completed', 'failed', 'cancelled')
+                     AND x.finished_at < now() - p_retention
+                   ORDER BY x.finished_at LIMIT p_limit);
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  DELETE FROM cafmq.watches w
+   WHERE w.backend_pid NOT IN (SELECT a.pid FROM pg_stat_activity a
+                                WHERE a.pid IS NOT NULL);
+  RETURN v_count;
+END
+$$;
+
+CREATE FUNCTION cafmq.publish_status(p_ids uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM cafmq.watches) THEN
+    RETURN;
+  END IF;
+  PERFORM pg_notify('cafmq_status', t.id || ' ' || t.state || ' ' || t.attempt)
+     FROM (SELECT DISTINCT w.task_id FROM cafmq.watches w
+            WHERE w.task_id = ANY (p_ids)) w
+     JOIN cafmq.tasks t ON t.id = w.task_id;
+END
+$$;
+
+CREATE FUNCTION cafmq.release(p_ids uuid[], p_attempts integer[]) RETURNS SETOF uuid
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+DECLARE
+  v_done uuid[];
+  v_wake text[];
+BEGIN
+  WITH r AS (
+    UPDATE cafmq.tasks t
+       SET state = 'pending', attempt = t.attempt - 1, run_at = now(),
+           node = NULL, lost_attempts = 0
+      FROM unnest(p_ids, p_attempts) AS f (id, attempt)
+     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+    RETURNING t.id, t.channel_name)
+  SELECT array_agg(r.id), array_agg(r.channel_name) INTO v_done, v_wake FROM r;
+  PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(v_done);
+  RETURN QUERY SELECT unnest(v_done);
+END
+$$;
+
+CREATE FUNCTION cafmq.retry_delay(p_backoff interval, p_cap interval, p_attempt integer) RETURNS interval
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT CASE WHEN p_attempt > 40 THEN p_cap
+              ELSE least(p_cap, p_backoff * power(2, greatest(p_attempt, 1) - 1))
+         END
+$$;
+
+CREATE FUNCTION cafmq.spawn(p_tasks json) RETURNS TABLE(id uuid, created boolean)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_specs cafmq.spawn_spec[];
+  v_created uuid[];
+BEGIN
+  v_specs := ARRAY(SELECT x FROM json_populate_recordset(NULL::cafmq.spawn_spec, p_tasks) x);
+  PERFORM pg_advisory_xact_lock(k)
+    FROM (SELECT DISTINCT cafmq.channel_key(s.channel_name, s.channel_args) AS k
+            FROM unnest(v_specs) s WHERE s.ordered ORDER BY 1) keys;
+  IF NOT EXISTS (SELECT 1 FROM unnest(v_specs) s WHERE s.unique_key IS NOT NULL)
+  THEN
+    -- No unique keys (the usual case): nothing can conflict, so plain
+    -- inserts (no speculative insertion, no join of created rows) straight
+    -- from the array, in its order.
+    INSERT INTO cafmq.tasks AS t
+      (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
+       run_at, backoff, backoff_cap, commit_deadline, timeout, deadline,
+       unique_key)
+    SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
+           o.channel_args,
+           CASE WHEN o.commit_us IS NULL THEN 'pending'
+                ELSE 'uncommitted' END::cafmq.task_state,
+           o.ordered, o.max_attempts,
+           coalesce(to_timestamp(o.run_at_us / 1e6),
+                    now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
+           make_interval(secs => o.backoff_us / 1e6),
+           make_interval(secs => o.backoff_cap_us / 1e6),
+           now() + make_interval(secs => o.commit_us / 1e6),
+           make_interval(secs => o.timeout_us / 1e6),
+           to_timestamp(o.deadline_us / 1e6),
+           NULL
+      FROM unnest(v_specs) WITH ORDINALITY AS o
+     ORDER BY o.ordinality;
+    INSERT INTO cafmq.payloads (id, json, bytes)
+    SELECT s.id, s.json::jsonb, decode(s.bytes, 'base64')
+      FROM unnest(v_specs) s;
+    PERFORM cafmq.notify_ready(ARRAY(
+      SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
+    RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
+                  ORDER BY s.ordinality;
+    RETURN;
+  END IF;
+  WITH s AS (
+    SELECT * FROM unnest(v_specs) WITH ORDINALITY AS u
+  ), ins AS (
+    INSERT INTO cafmq.tasks AS t
+      (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
+       run_at, backoff, backoff_cap, commit_deadline, timeout, deadline,
+       unique_key)
+    SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
+           o.channel_args,
+           CASE WHEN o.commit_us IS NULL THEN 'pending'
+                ELSE 'uncommitted' END::cafmq.task_state,
+           o.ordered, o.max_attempts,
+           coalesce(to_timestamp(o.run_at_us / 1e6),
+                    now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
+           make_interval(secs => o.backoff_us / 1e6),
+           make_interval(secs => o.backoff_cap_us / 1e6),
+           now() + make_interval(secs => o.commit_us / 1e6),
+           make_interval(secs => o.timeout_us / 1e6),
+           to_timestamp(o.deadline_us / 1e6),
+           o.unique_key
+      FROM (SELECT * FROM s ORDER BY s.ordinality) o
+    ON CONFLICT (unique_key)
+      WHERE unique_key IS NOT NULL
+        AND state IN ('uncommitted', 'pending', 'running') DO NOTHING
+    RETURNING t.id
+  ), pay AS (
+    INSERT INTO cafmq.payloads (id, json, bytes)
+    SELECT s.id, s.json::jsonb, decode(s.bytes, 'base64')
+      FROM s JOIN ins ON ins.id = s.id
+  )
+  SELECT array_agg(ins.id) INTO v_created FROM ins;
+  PERFORM cafmq.notify_ready(ARRAY(
+    SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
+  IF cardinality(v_created) = cardinality(v_specs) THEN
+    -- No duplicates (the usual case): every task was created.
+    RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
+                  ORDER BY s.ordinality;
+    RETURN;
+  END IF;
+  RETURN QUERY
+  SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks t
+                          WHERE t.unique_key = s.unique_key
+                            AND t.state IN ('uncommitted', 'pending', 'running'))),
+         c.id IS NOT NULL
+    FROM unnest(v_specs) WITH ORDINALITY AS s
+    LEFT JOIN unnest(v_created) AS c (id) ON c.id = s.id
+   ORDER BY s.ordinality;
+END
+$$;
+
+CREATE TABLE cafmq.payloads (
+    id uuid NOT NULL,
+    json jsonb,
+    bytes bytea
+);
+
+CREATE TABLE cafmq.schema_version (
+    version integer NOT NULL,
+    name text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    checksum text
+);
+
+CREATE SEQUENCE cafmq.task_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+CREATE TABLE cafmq.tasks (
+    id uuid NOT NULL,
+    seq bigint NOT NULL,
+    name text NOT NULL,
+    channel_name text NOT NULL COLLATE pg_catalog."C",
+    channel_args text NOT NULL COLLATE pg_catalog."C",
+    state cafmq.task_state NOT NULL,
+    ordered boolean NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    run_at timestamp with time zone NOT NULL,
+    backoff interval NOT NULL,
+    backoff_cap interval NOT NULL,
+    commit_deadline timestamp with time zone,
+    timeout interval,
+    deadline timestamp with time zone,
+    unique_key text,
+    cancel_requested boolean DEFAULT false NOT NULL,
+    node text,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    lost_attempts integer DEFAULT 0 NOT NULL,
+    CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
+    CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
+    CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
+    CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
+    CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
+    CONSTRAINT tasks_timeout CHECK ((timeout > '00:00:00'::interval)),
+    CONSTRAINT tasks_two_phase CHECK (((state = 'uncommitted'::cafmq.task_state) = (commit_deadline IS NOT NULL))),
+    CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
+)
+WITH (fillfactor='80', autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_cost_delay='0', autovacuum_analyze_scale_factor='0.02');
+
+CREATE TABLE cafmq.watches (
+    task_id uuid NOT NULL,
+    backend_pid integer DEFAULT pg_backend_pid() NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE ONLY cafmq.payloads
+    ADD CONSTRAINT payloads_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY cafmq.schema_version
+    ADD CONSTRAINT schema_version_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY cafmq.tasks
+    ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY cafmq.watches
+    ADD CONSTRAINT watches_pkey PRIMARY KEY (task_id, backend_pid);
+
+CREATE INDEX tasks_finished ON cafmq.tasks USING btree (finished_at) WHERE (state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state]));
+
+CREATE INDEX tasks_ordered_live ON cafmq.tasks USING btree (channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+
+CREATE INDEX tasks_ordered_pending ON cafmq.tasks USING btree (run_at) WHERE (ordered AND (state = 'pending'::cafmq.task_state));
+
+CREATE INDEX tasks_running ON cafmq.tasks USING btree (run_at) WHERE (state = 'running'::cafmq.task_state);
+
+CREATE INDEX tasks_uncommitted ON cafmq.tasks USING btree (commit_deadline) WHERE (state = 'uncommitted'::cafmq.task_state);
+
+CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+
+CREATE INDEX tasks_unordered_queue ON cafmq.tasks USING btree (run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
+
+CREATE INDEX tasks_unordered_ready ON cafmq.tasks USING btree (channel_name, channel_args, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
+
+CREATE TRIGGER tasks_drop_payloads AFTER DELETE ON cafmq.tasks REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cafmq.drop_payloads();
