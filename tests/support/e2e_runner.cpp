@@ -1,9 +1,11 @@
 // A runner process for the e2e tests. It runs the task "record", which
 // writes (id, attempt, node, channel, payload, start, end) into e2e_runs in
 // the same transaction that completes the attempt, and "wait_cancel", which
-// works until it is cancelled; it exits once no live task is left.
+// works until it is cancelled, and "die", which takes the whole process
+// down (abort) like a handler that crashes it; it exits once no live task
+// is left.
 //
-//   cafmq-e2e-runner URL NODE MIN MAX
+//   cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]
 
 #include <iostream>
 #include <thread>
@@ -43,11 +45,15 @@ caf::error wait_cancel(cafmq::current_task& task) {
                            "stopped: " + to_string(task.cancelled_because()));
 }
 
+caf::error die(cafmq::current_task&) {
+  std::abort();
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::cerr << "usage: cafmq-e2e-runner URL NODE MIN MAX\n";
+  if (argc != 5 && argc != 6) {
+    std::cerr << "usage: cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]\n";
     return 2;
   }
   url = argv[1];
@@ -55,12 +61,17 @@ int main(int argc, char** argv) {
   auto tasks = std::make_shared<cafmq::registry>();
   tasks->add({"record", record, {}});
   tasks->add({"wait_cancel", wait_cancel, {}});
+  tasks->add({"die", die, {}});
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
   cfg.node = node;
   cfg.tasks = tasks;
   cfg.min_concurrency = std::stoi(argv[3]);
   cfg.max_concurrency = std::stoi(argv[4]);
+  if (argc == 6) {
+    cfg.lease = std::chrono::milliseconds{std::stoi(argv[5])};
+    cfg.keep_alive_interval = cfg.lease / 3;
+  }
   auto runner = cafmq::actors::runner::start(cfg);
   if (!runner) {
     std::cerr << node << ": " << cafmq::render(runner.error()) << '\n';
