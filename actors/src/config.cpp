@@ -37,6 +37,16 @@ config::config() {
     .add(request_timeout, "request-timeout",
          "bound of every request and database call (a longer call's "
          "connection is dropped and rebuilt)")
+    .add(statement_timeout, "statement-timeout",
+         "server-side bound of every statement (0: none)")
+    .add(idle_in_transaction_timeout, "idle-in-transaction-timeout",
+         "server-side bound of an idle transaction (0: none)")
+    .add(keepalives_idle, "keepalives-idle",
+         "TCP keepalive: idle time before the first probe")
+    .add(keepalives_interval, "keepalives-interval",
+         "TCP keepalive: time between probes")
+    .add(keepalives_count, "keepalives-count",
+         "TCP keepalive: probes before the connection is dead")
     .add(handler_grace, "handler-grace",
          "a handler actor ignoring its cancel is killed after this long")
     .add(max_lost_attempts, "max-lost-attempts",
@@ -90,6 +100,15 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     = duration_cast<milliseconds>(channel_idle_timeout);
   result.request_timeout = duration_cast<milliseconds>(request_timeout);
   result.handler_grace = duration_cast<milliseconds>(handler_grace);
+  result.connection.statement_timeout
+    = duration_cast<milliseconds>(statement_timeout);
+  result.connection.idle_in_transaction_session_timeout
+    = duration_cast<milliseconds>(idle_in_transaction_timeout);
+  result.connection.keepalives_idle
+    = std::chrono::duration_cast<std::chrono::seconds>(keepalives_idle);
+  result.connection.keepalives_interval
+    = std::chrono::duration_cast<std::chrono::seconds>(keepalives_interval);
+  result.connection.keepalives_count = keepalives_count;
   result.max_lost_attempts = max_lost_attempts;
   result.max_restarts = max_restarts;
   result.restart_period = duration_cast<milliseconds>(restart_period);

@@ -41,6 +41,11 @@ public:
   int prune_batch = 1000;
   caf::timespan channel_idle_timeout = std::chrono::seconds{10};
   caf::timespan request_timeout = std::chrono::seconds{45};
+  caf::timespan statement_timeout = std::chrono::seconds{30};
+  caf::timespan idle_in_transaction_timeout = std::chrono::seconds{60};
+  caf::timespan keepalives_idle = std::chrono::seconds{10};
+  caf::timespan keepalives_interval = std::chrono::seconds{5};
+  int keepalives_count = 3;
   caf::timespan handler_grace = std::chrono::seconds{5};
   int max_lost_attempts = 5;
   int max_restarts = 5;
