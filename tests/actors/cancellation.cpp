@@ -1,7 +1,7 @@
 #define CAF_SUITE cancellation
 #include <caf/test/dsl.hpp>
 
-#include "support/runtime_fixture.hpp"
+#include "support/stand_ins.hpp"
 
 using namespace caf;
 using namespace cafmq;
@@ -10,33 +10,6 @@ using namespace cafmq::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A handler actor that works until it is asked to stop, then reports that.
-handler_actor::behavior_type cooperative_handler(handler_actor::pointer self) {
-  auto pending = std::make_shared<typed_response_promise<bool>>();
-  return {
-    [=](run_atom, const claimed_task&) {
-      *pending = self->make_response_promise<bool>();
-      return *pending;
-    },
-    [=](cancel_atom, cancel_reason why) {
-      pending->deliver(
-        make_error(errc::handler_failed, "stopped: " + to_string(why)));
-    },
-  };
-}
-
-// A handler actor that never answers, whatever it is told.
-handler_actor::behavior_type stubborn_handler(handler_actor::pointer self) {
-  auto pending = std::make_shared<typed_response_promise<bool>>();
-  return {
-    [=](run_atom, const claimed_task&) {
-      *pending = self->make_response_promise<bool>();
-      return *pending;
-    },
-    [](cancel_atom, cancel_reason) {},
-  };
-}
 
 struct cancel_fixture : fixture {
   cancel_fixture() {

@@ -1,7 +1,7 @@
 #define CAF_SUITE supervisor
 #include <caf/test/dsl.hpp>
 
-#include "support/runtime_fixture.hpp"
+#include "support/stand_ins.hpp"
 
 using namespace caf;
 using namespace cafmq;
@@ -11,24 +11,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A handler actor that works until it is asked to stop.
-handler_actor::behavior_type patient_handler(handler_actor::pointer self) {
-  auto pending = std::make_shared<typed_response_promise<bool>>();
-  return {
-    [=](run_atom, const claimed_task&) {
-      *pending = self->make_response_promise<bool>();
-      return *pending;
-    },
-    [=](cancel_atom, cancel_reason why) {
-      pending->deliver(
-        make_error(errc::handler_failed, "stopped: " + to_string(why)));
-    },
-  };
-}
-
 struct supervisor_fixture : fixture {
   supervisor_fixture() {
-    cfg.actor_tasks = {{"patient", patient_handler, {}, nullptr}};
+    cfg.actor_tasks = {{"patient", cooperative_handler, {}, nullptr}};
     cfg.max_poll_wait = 1h;
     cfg.keep_alive_interval = 10s;
     cfg.max_restarts = 5;

@@ -40,6 +40,7 @@ struct fake_db_log {
 
   std::vector<write_batch> records;
   bool fail_records = false; // records fail as if the database were down
+  int record_calls = 0;      // writes tried, failed ones included
   std::vector<std::vector<attempt_ref>> renewals;
   std::set<uuid> cancel_requested; // reported by renewals
   std::set<uuid> not_owned;        // left out of renewals: lease lost
@@ -89,6 +90,7 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
       return result;
     },
     [=](record_atom, const write_batch& batch) -> caf::result<bool> {
+      ++log->record_calls;
       if (log->fail_records)
         return make_error(errc::database_unavailable, "down");
       log->records.push_back(batch);
