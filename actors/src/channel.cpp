@@ -164,11 +164,8 @@ void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
 // claim.
 void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
   auto& st = self->state;
-  auto now = std::chrono::steady_clock::now();
   for (auto& task : tasks) {
     attempt_ref ref{task.id, task.attempt};
-    if (task.received == std::chrono::steady_clock::time_point{})
-      task.received = now;
     if (task.deadline_in)
       self->delayed_send(
         self, std::max(std::chrono::microseconds{0}, *task.deadline_in),

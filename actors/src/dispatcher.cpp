@@ -108,11 +108,9 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
   // One message per channel: its attempts in claim order. While draining,
   // the channels give them back at once.
-  auto now = std::chrono::steady_clock::now();
   std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
   std::unordered_map<channel_entry*, size_t> batch_of;
   for (auto& task : result.tasks) {
-    task.received = now;
     auto& entry
       = channel_of(self, key_of(task.channel_name, task.channel_args));
     ++entry.held;

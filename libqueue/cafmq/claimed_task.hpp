@@ -22,9 +22,6 @@ struct claimed_task {
   std::optional<std::chrono::microseconds> timeout;
   /// Time left until the task's deadline when it was claimed (database clock).
   std::optional<std::chrono::microseconds> deadline_in;
-  /// When the runtime received the claim (its steady clock): deadline_in
-  /// counts from here, however long the attempt waits for a slot.
-  std::chrono::steady_clock::time_point received{};
   std::optional<std::string> payload_json;
   std::optional<std::string> payload_bytes;
 };

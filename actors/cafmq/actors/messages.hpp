@@ -151,7 +151,6 @@ typename Inspector::result_type inspect(Inspector& f, claimed_task& x) {
     x.payload_bytes = from_caf(bytes);
     return caf::none;
   });
-  // `received` is this process's steady clock: it does not travel.
   return f(caf::meta::type_name("cafmq::claimed_task"), x.id, x.name,
            x.channel_name, x.channel_args, x.attempt, x.max_attempts, x.ordered,
            timeout, deadline_in, json, bytes, load);
