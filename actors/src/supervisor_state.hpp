@@ -48,4 +48,27 @@ struct supervisor_state {
 using supervisor_actor
   = caf::stateful_actor<supervisor_state, runtime_actor::base>;
 
+namespace runtime_impl {
+
+using supervisor_ptr = runtime_actor::stateful_pointer<supervisor_state>;
+
+runtime_actor me(supervisor_ptr self);
+
+// children.cpp: starting the children, restarting them, the watchdog.
+database_actor make_db(supervisor_ptr self, bool claim);
+void start_completer(supervisor_ptr self);
+void start_pool(supervisor_ptr self);
+void start_dispatcher(supervisor_ptr self);
+void start_keeper(supervisor_ptr self);
+void start_maintenance(supervisor_ptr self);
+void start_listener(supervisor_ptr self);
+bool may_restart(supervisor_ptr self);
+void child_down(supervisor_ptr self, const caf::down_msg& msg);
+void break_hung_connections(supervisor_ptr self);
+
+// supervisor.cpp: the graceful stop.
+void begin_stop(supervisor_ptr self);
+
+} // namespace runtime_impl
+
 } // namespace cafmq::actors

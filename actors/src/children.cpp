@@ -1,0 +1,169 @@
+#include <caf/all.hpp>
+
+#include "cafmq/actors/completer.hpp"
+#include "cafmq/actors/database.hpp"
+#include "cafmq/actors/dispatcher.hpp"
+#include "cafmq/actors/keeper.hpp"
+#include "cafmq/actors/listener.hpp"
+#include "cafmq/actors/maintenance.hpp"
+#include "cafmq/actors/pool.hpp"
+#include "cafmq/error.hpp"
+#include "executor.hpp"
+#include "supervisor_state.hpp"
+
+// The runtime's children: how each starts, and what a restart tells its
+// siblings (see supervisor.hpp).
+
+namespace cafmq::actors::runtime_impl {
+
+runtime_actor me(supervisor_ptr self) {
+  return caf::actor_cast<runtime_actor>(self);
+}
+
+namespace {
+
+template <class Handle>
+void adopt(supervisor_ptr self, const Handle& child) {
+  self->monitor(child);
+  self->state.children->push_back(caf::actor_cast<caf::actor>(child));
+}
+
+} // namespace
+
+database_actor make_db(supervisor_ptr self, bool claim) {
+  auto& st = self->state;
+  auto db = st.parts.make_db(self->system(), claim, me(self));
+  adopt(self, db);
+  return db;
+}
+
+void start_completer(supervisor_ptr self) {
+  auto& st = self->state;
+  st.completer = spawn_completer(self->system(), st.ctx, st.write_db);
+  adopt(self, st.completer);
+}
+
+void start_pool(supervisor_ptr self) {
+  auto& st = self->state;
+  auto db = st.parts.backend_db ? st.parts.backend_db : st.write_db;
+  st.pool = spawn_pool(self->system(), st.ctx, st.parts.make_executor(), db);
+  adopt(self, st.pool);
+}
+
+void start_dispatcher(supervisor_ptr self) {
+  auto& st = self->state;
+  st.dispatcher = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool,
+                                   st.completer, me(self));
+  adopt(self, st.dispatcher);
+}
+
+void start_keeper(supervisor_ptr self) {
+  auto& st = self->state;
+  st.keeper = spawn_keeper(self->system(), st.ctx, st.dispatcher, st.write_db);
+  adopt(self, st.keeper);
+}
+
+void start_maintenance(supervisor_ptr self) {
+  auto& st = self->state;
+  st.maintenance = spawn_maintenance(self->system(), st.ctx, st.write_db);
+  adopt(self, st.maintenance);
+}
+
+void start_listener(supervisor_ptr self) {
+  auto& st = self->state;
+  if (!st.parts.listener)
+    return;
+  st.listener
+    = spawn_listener(self->system(), st.ctx, st.dispatcher, st.listen_guard);
+  adopt(self, st.listener);
+}
+
+// Counts a restart; false when the restart intensity is exceeded.
+bool may_restart(supervisor_ptr self) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  st.restarts.push_back(now);
+  ++st.last_stats.restarts;
+  while (!st.restarts.empty()
+         && now - st.restarts.front() > st.ctx->cfg.restart_period)
+    st.restarts.pop_front();
+  if (static_cast<int>(st.restarts.size()) <= st.ctx->cfg.max_restarts)
+    return true;
+  st.ctx->log(log_level::error, "restart intensity exceeded, stopping",
+              {{"restarts", st.restarts.size()},
+               {"period_ms", st.ctx->cfg.restart_period.count()}});
+  begin_stop(self);
+  return false;
+}
+
+// A child went down: start it again and tell the siblings that talk to it.
+void child_down(supervisor_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  auto& kids = *st.children;
+  kids.erase(std::remove_if(kids.begin(), kids.end(),
+                            [&](auto& x) { return x.address() == msg.source; }),
+             kids.end());
+  auto is = [&](const auto& handle) {
+    return handle && handle.address() == msg.source;
+  };
+  std::string which;
+  if (is(st.claim_db)) {
+    which = "claim database";
+    st.claim_db = make_db(self, true);
+    self->send(st.dispatcher, peers_atom::value, st.claim_db);
+  } else if (is(st.write_db)) {
+    which = "write database";
+    st.write_db = make_db(self, false);
+    self->send(st.completer, peers_atom::value, st.write_db);
+    self->send(st.keeper, peers_atom::value, st.write_db);
+    self->send(st.maintenance, peers_atom::value, st.write_db);
+    if (!st.parts.backend_db)
+      self->send(st.pool, peers_atom::value, st.write_db);
+  } else if (is(st.completer)) {
+    which = "completer";
+    start_completer(self);
+    self->send(st.dispatcher, peers_atom::value, st.completer);
+  } else if (is(st.pool)) {
+    which = "pool";
+    start_pool(self);
+    self->send(st.dispatcher, peers_atom::value, st.pool);
+  } else if (is(st.dispatcher)) {
+    which = "dispatcher";
+    start_dispatcher(self);
+    self->send(st.keeper, peers_atom::value, st.dispatcher);
+    if (st.listener)
+      self->send(st.listener, peers_atom::value, st.dispatcher);
+  } else if (is(st.keeper)) {
+    which = "keeper";
+    start_keeper(self);
+  } else if (is(st.maintenance)) {
+    which = "maintenance";
+    start_maintenance(self);
+  } else if (is(st.listener)) {
+    which = "listener";
+    start_listener(self);
+  } else {
+    return;
+  }
+  st.ctx->log(
+    log_level::error, "actor crashed, restarted",
+    {{"actor", which}, {"reason", msg.reason ? render(msg.reason) : "exited"}});
+  may_restart(self);
+}
+
+void break_hung_connections(supervisor_ptr self) {
+  auto& st = self->state;
+  auto limit = st.ctx->cfg.request_timeout;
+  std::pair<const char*, guard_ptr*> guards[] = {{"claim", &st.claim_guard},
+                                                 {"write", &st.write_guard},
+                                                 {"listen", &st.listen_guard}};
+  for (auto& [which, guard] : guards)
+    if (*guard && (*guard)->break_if_hung(limit))
+      st.ctx->log(log_level::warning,
+                  "database call hung, connection dropped and rebuilt",
+                  {{"connection", which}, {"limit_ms", limit.count()}});
+}
+
+} // namespace cafmq::actors::runtime_impl
