@@ -99,6 +99,14 @@ void route_cancel(dispatcher_ptr self, const std::string& name,
                cancel_reason::cancelled);
 }
 
+// Cancels that overtook a claim reach the owners after its attempts.
+void route_deferred_cancels(dispatcher_ptr self) {
+  auto cancels = std::move(self->state.deferred_cancels);
+  self->state.deferred_cancels.clear();
+  for (auto& [name, args, id] : cancels)
+    route_cancel(self, name, args, id);
+}
+
 void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   auto& st = self->state;
   st.claiming = false;
@@ -123,11 +131,7 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   }
   for (auto& batch : batches)
     self->send(batch.first->handle, run_atom::value, std::move(batch.second));
-  // Cancels that overtook this claim reach the owners after its attempts.
-  auto cancels = std::move(st.deferred_cancels);
-  st.deferred_cancels.clear();
-  for (auto& [name, args, id] : cancels)
-    route_cancel(self, name, args, id);
+  route_deferred_cancels(self);
   if (st.draining) {
     check_drained(self);
     return;
@@ -168,10 +172,7 @@ void maybe_claim(dispatcher_ptr self) {
           [=](caf::error& err) {
             auto& st = self->state;
             st.claiming = false;
-            auto cancels = std::move(st.deferred_cancels);
-            st.deferred_cancels.clear();
-            for (auto& [name, args, id] : cancels)
-              route_cancel(self, name, args, id);
+            route_deferred_cancels(self);
             if (st.draining) {
               check_drained(self);
               return;

@@ -46,12 +46,7 @@ void run_actor_handler(pool_ptr self, const actor_task_definition& def,
   auto& st = self->state;
   auto handler = self->spawn<caf::monitored>(supervised_handler, def.behavior);
   attempt_ref ref{task.id, task.attempt};
-  running_attempt x;
-  x.owner = owner;
-  x.token = std::make_shared<cancellation>();
-  x.filter = st.ctx->filter_of(def.name);
-  x.handler = handler;
-  (*st.running)[ref] = std::move(x);
+  add_running(self, task, owner).handler = handler;
   ++st.scheduled;
   arm_timeout(task, owner);
   // Bounded by the handler's own limits and the grace period, not by this

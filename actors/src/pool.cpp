@@ -29,6 +29,17 @@ void add_outcome(pool_ptr self, const channel_actor& owner,
   i->second.push_back(std::move(outcome));
 }
 
+running_attempt& add_running(pool_ptr self, const claimed_task& task,
+                             channel_actor owner) {
+  auto& st = self->state;
+  auto& x = (*st.running)[attempt_ref{task.id, task.attempt}];
+  x = running_attempt{};
+  x.owner = std::move(owner);
+  x.token = std::make_shared<cancellation>();
+  x.filter = st.ctx->filter_of(task.name);
+  return x;
+}
+
 void start_waiting(pool_ptr self) {
   auto& st = self->state;
   while (!st.waiting.empty() && st.scheduled < st.ctx->cfg.max_concurrency) {
@@ -80,14 +91,10 @@ void arm_timeout(const claimed_task& task, const channel_actor& owner) {
 void post(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& st = self->state;
   attempt_ref ref{task.id, task.attempt};
-  running_attempt x;
-  x.owner = owner;
-  x.token = std::make_shared<cancellation>();
-  x.filter = st.ctx->filter_of(task.name);
+  auto& x = add_running(self, task, owner);
   x.pooled = true;
   auto token = x.token;
   auto filter = x.filter;
-  (*st.running)[ref] = std::move(x);
   auto run = [task = std::move(task), token, filter, owner,
               pool = caf::actor_cast<pool_actor>(self), &sys = self->system(),
               ctx = st.ctx, db = st.db, ref, box = st.outbox] {
@@ -108,14 +115,9 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
 // Runs a non-blocking handler on the scheduler.
 void run_inline(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& st = self->state;
-  attempt_ref ref{task.id, task.attempt};
-  running_attempt x;
-  x.owner = owner;
-  x.token = std::make_shared<cancellation>();
-  x.filter = st.ctx->filter_of(task.name);
+  auto& x = add_running(self, task, owner);
   auto token = x.token;
   auto filter = x.filter;
-  (*st.running)[ref] = std::move(x);
   ++st.scheduled;
   arm_timeout(task, owner);
   auto job = self->spawn(
