@@ -10,51 +10,11 @@
 #include "cafmq/actors/channel.hpp"
 #include "cafmq/error.hpp"
 #include "claim_sizer.hpp"
+#include "dispatcher_state.hpp"
 
 namespace cafmq::actors {
 
-namespace {
-
-struct channel_entry {
-  channel_actor handle;
-  // Attempts sent to the channel that have not left their handlers.
-  int held = 0;
-};
-
-using channel_map = std::unordered_map<std::string, channel_entry>;
-
-struct dispatcher_state {
-  context_ptr ctx;
-  database_actor claim_db;
-  pool_actor pool;
-  completer_actor completer;
-  runtime_actor runtime;
-  // Shared with the exit hook, which stops the channels however we end.
-  std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
-  int held = 0;
-  claim_request request;
-  bool claiming = false;
-  bool claim_again = false;
-  std::chrono::milliseconds error_backoff{0};
-  std::optional<caf::actor_clock::time_point> wake_at;
-  std::uint64_t generation = 0;
-  // Cancels that came while a claim was in flight: (name, args, id).
-  std::vector<std::tuple<std::string, std::string, uuid>> deferred_cancels;
-  std::set<std::string> paused;
-  bool draining = false;
-  std::vector<caf::typed_response_promise<bool>> drained;
-  std::optional<claim_sizer> sizer;
-  runner_stats stats;
-  static inline const char* name = "cafmq.dispatcher";
-};
-
-using dispatcher_ptr = dispatcher_actor::stateful_pointer<dispatcher_state>;
-
-std::string key_of(const std::string& name, const std::string& args) {
-  return name + '\x1f' + args;
-}
-
-void maybe_claim(dispatcher_ptr self);
+namespace dispatcher_impl {
 
 void check_drained(dispatcher_ptr self) {
   auto& st = self->state;
@@ -73,38 +33,6 @@ void wake_after(dispatcher_ptr self, std::chrono::microseconds delay) {
     return;
   st.wake_at = at;
   self->delayed_send(self, delay, wake_atom::value, ++st.generation);
-}
-
-channel_entry& channel_of(dispatcher_ptr self, const std::string& key) {
-  auto& st = self->state;
-  auto& entry = (*st.channels)[key];
-  if (!entry.handle) {
-    auto paused = st.paused.count(channel_name_of(key)) > 0;
-    entry.handle = spawn_channel(self->system(), st.ctx, key,
-                                 caf::actor_cast<dispatcher_actor>(self),
-                                 st.pool, st.completer, paused);
-    self->monitor(entry.handle);
-    if (st.draining)
-      self->send(entry.handle, stop_atom::value);
-  }
-  return entry;
-}
-
-void route_cancel(dispatcher_ptr self, const std::string& name,
-                  const std::string& args, const uuid& id) {
-  auto& chans = *self->state.channels;
-  auto i = chans.find(key_of(name, args));
-  if (i != chans.end())
-    self->send(i->second.handle, cancel_atom::value, id,
-               cancel_reason::cancelled);
-}
-
-// Cancels that overtook a claim reach the owners after its attempts.
-void route_deferred_cancels(dispatcher_ptr self) {
-  auto cancels = std::move(self->state.deferred_cancels);
-  self->state.deferred_cancels.clear();
-  for (auto& [name, args, id] : cancels)
-    route_cancel(self, name, args, id);
 }
 
 void claimed(dispatcher_ptr self, int limit, claim_result& result) {
@@ -185,30 +113,6 @@ void maybe_claim(dispatcher_ptr self) {
               {{"retry_ms", st.error_backoff.count()}, {"error", render(err)}});
             wake_after(self, st.error_backoff);
           });
-}
-
-// A channel actor ended: if it crashed, what it held is gone (its leases
-// lapse and the tasks run again); the next claim of its channel spawns a
-// new owner.
-void channel_down(dispatcher_ptr self, const caf::down_msg& msg) {
-  auto& st = self->state;
-  for (auto i = st.channels->begin(); i != st.channels->end(); ++i) {
-    if (i->second.handle.address() != msg.source)
-      continue;
-    st.held -= i->second.held;
-    auto key = i->first;
-    st.channels->erase(i);
-    if (msg.reason && msg.reason != caf::exit_reason::user_shutdown) {
-      st.ctx->log(
-        log_level::error, "channel actor crashed, restarting",
-        {{"channel", channel_name_of(key)}, {"reason", render(msg.reason)}});
-      self->send(st.runtime, restart_atom::value, "channel");
-      // What it held can be claimed again once the leases lapse.
-      maybe_claim(self);
-    }
-    check_drained(self);
-    return;
-  }
 }
 
 template <class Handle>
@@ -341,14 +245,15 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
   };
 }
 
-} // namespace
+} // namespace dispatcher_impl
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
                                   database_actor claim_db, pool_actor pool,
                                   completer_actor completer,
                                   runtime_actor runtime) {
-  return sys.spawn(dispatcher, std::move(ctx), std::move(claim_db),
-                   std::move(pool), std::move(completer), std::move(runtime));
+  return sys.spawn(dispatcher_impl::dispatcher, std::move(ctx),
+                   std::move(claim_db), std::move(pool), std::move(completer),
+                   std::move(runtime));
 }
 
 } // namespace cafmq::actors
