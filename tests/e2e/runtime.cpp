@@ -99,6 +99,44 @@ CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
                   6);
 }
 
+CAF_TEST(outcomes after the shutdown timeout are still written) {
+  // As a new user tried it: lease 3 s, shutdown timeout 1.5 s. Handlers
+  // that honour their cancel return at once when the timeout passes: the
+  // one that finishes its work is completed, the one that gives up goes
+  // back to the queue without using up an attempt. Nothing waits for the
+  // lease.
+  auto tasks = std::make_shared<registry>();
+  auto until_cancelled = [](bool finish) {
+    return [finish](current_task& t) -> caf::error {
+      while (!t.cancelled())
+        std::this_thread::sleep_for(1ms);
+      if (finish)
+        return caf::error{};
+      return make_error(errc::handler_failed, "interrupted");
+    };
+  };
+  tasks->add({"finishes", until_cancelled(true), {}});
+  tasks->add({"gives_up", until_cancelled(false), {}});
+  auto done = spawn_builder{"finishes"}.spawn(*conn);
+  auto back = spawn_builder{"gives_up"}.spawn(*conn);
+  CAF_REQUIRE(done && back);
+  auto cfg = config(tasks);
+  cfg.lease = 3s;
+  cfg.keep_alive_interval = 1s;
+  cfg.shutdown_timeout = 1500ms;
+  auto r = start(cfg);
+  wait_for([&] { return count("running") == 2; });
+  r->stop();
+  CAF_CHECK_EQUAL(state_of(*conn, done->id), "completed");
+  CAF_CHECK_EQUAL(state_of(*conn, back->id), "pending");
+  CAF_CHECK_EQUAL(
+    query_value<int>("SELECT attempt FROM cafmq.tasks WHERE id = '"
+                     + to_string(back->id) + "'"),
+    0);
+  // The counters stay readable after the stop.
+  CAF_CHECK_EQUAL(r->stats().claimed, 2);
+}
+
 CAF_TEST(a blocking handler does not stall the runtime) {
   std::atomic<bool> release{false};
   auto tasks = std::make_shared<registry>();
