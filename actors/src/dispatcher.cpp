@@ -209,6 +209,9 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       if (!on)
         maybe_claim(self);
     },
+    [=](offer_atom, const std::vector<std::string>&, std::int32_t) {
+      // TODO(workers): claim the offered names, with their capacity.
+    },
     [=](peers_atom, database_actor& x) { self->state.claim_db = std::move(x); },
     [=](peers_atom, pool_actor& x) {
       forward_to_channels(self, x);

@@ -228,6 +228,16 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
       flush(self);
     },
     [=](kill_atom, const attempt_ref& ref) { kill_handler(self, ref); },
+    [=](join_atom, const worker_offer&,
+        const worker_actor&) -> caf::result<worker_port_actor> {
+      // TODO(workers): spawn a port.
+      return caf::make_error(caf::sec::invalid_argument);
+    },
+    [=](done_atom, std::vector<task_outcome>& outcomes) {
+      for (auto& outcome : outcomes)
+        report(self, std::move(outcome));
+      flush(self);
+    },
     [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
     [=](stop_atom) {
       auto& st = self->state;

@@ -26,7 +26,17 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<completer_actor>("cafmq::completer_actor")
     .add_message_type<channel_actor>("cafmq::channel_actor")
     .add_message_type<dispatcher_actor>("cafmq::dispatcher_actor")
-    .add_message_type<watcher_actor>("cafmq::watcher_actor");
+    .add_message_type<watcher_actor>("cafmq::watcher_actor")
+    .add_message_type<spawn_request>("cafmq::spawn_request")
+    .add_message_type<spawn_reply>("cafmq::spawn_reply")
+    .add_message_type<task_event>("cafmq::task_event")
+    .add_message_type<event_filter>("cafmq::event_filter")
+    .add_message_type<worker_offer>("cafmq::worker_offer")
+    .add_message_type<event_actor>("cafmq::event_actor")
+    .add_message_type<worker_actor>("cafmq::worker_actor")
+    .add_message_type<worker_port_actor>("cafmq::worker_port_actor")
+    .add_message_type<node_actor>("cafmq::node_actor")
+    .add_message_type<gate_actor>("cafmq::gate_actor");
 }
 
 } // namespace cafmq::actors

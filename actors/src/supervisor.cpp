@@ -176,6 +176,16 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       self->send(self->state.dispatcher, pause_atom::value, name, false);
       return true;
     },
+    [=](spawn_atom, const spawn_request&) -> caf::result<spawn_reply> {
+      // TODO(node): spawn through the write database.
+      return caf::make_error(caf::sec::invalid_argument);
+    },
+    [=](subscribe_atom, const event_filter&, const event_actor&) {
+      // TODO(node): the event hub.
+    },
+    [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
+      return self->delegate(self->state.pool, join_atom::value, offer, worker);
+    },
     [=](tick_atom) {
       break_hung_connections(self);
       self->delayed_send(self, std::chrono::seconds{1}, tick_atom::value);

@@ -47,6 +47,7 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
       return self->state.channels;
     },
     [](pause_atom, const std::string&, bool) {},
+    [](offer_atom, const std::vector<std::string>&, std::int32_t) {},
     [](peers_atom, const database_actor&) {},
     [](peers_atom, const pool_actor&) {},
     [](peers_atom, const completer_actor&) {},
@@ -77,6 +78,11 @@ stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
     [](done_atom, const task_outcome&) {},
     [](kill_atom, const attempt_ref&) {},
     [](peers_atom, const database_actor&) {},
+    [](join_atom, const worker_offer&,
+       const worker_actor&) -> caf::result<worker_port_actor> {
+      return caf::make_error(caf::sec::invalid_argument);
+    },
+    [](done_atom, const std::vector<task_outcome>&) {},
     [=](stop_atom) { ++self->state.stops; },
   };
 }

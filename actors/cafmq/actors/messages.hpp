@@ -15,6 +15,8 @@
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/optional.hpp>
+#include <caf/timespan.hpp>
+#include <caf/timestamp.hpp>
 
 #include "cafmq/cancellation.hpp"
 #include "cafmq/checkpoint.hpp"
@@ -91,6 +93,98 @@ struct runner_stats {
   std::int64_t lost = 0;
   /// Children restarted by the supervisor.
   std::int64_t restarts = 0;
+};
+
+/// A spawn sent to a runtime by name (from another node, or the CLI): the
+/// task definition's defaults, overridden by every field that is set. The
+/// same checks as spawn_builder apply; the JSON is checked when spawning.
+struct spawn_request {
+  std::string name;
+  caf::optional<uuid> id;
+  caf::optional<std::string> channel_name;
+  caf::optional<std::string> channel_args;
+  /// Runs no earlier than this long after spawn (database clock).
+  caf::optional<caf::timespan> delay;
+  caf::optional<caf::timestamp> run_at;
+  caf::optional<std::int32_t> retries;
+  caf::optional<caf::timespan> backoff;
+  caf::optional<caf::timespan> backoff_cap;
+  caf::optional<bool> ordered;
+  /// Two-phase: reserved until committed within this long.
+  caf::optional<caf::timespan> commit_interval;
+  caf::optional<caf::timespan> timeout;
+  caf::optional<caf::timestamp> deadline;
+  caf::optional<std::string> unique_key;
+  /// JSON payload as text, and/or a binary payload.
+  caf::optional<std::string> json;
+  caf::optional<std::string> bytes;
+};
+
+/// What a spawn did: the new task, or the live task holding the unique key.
+struct spawn_reply {
+  uuid id;
+  bool created = false;
+};
+
+/// One step in a task's life, as the runtime that owns it sees it. A node
+/// reports the attempts it runs (and the spawns it makes): `completed`,
+/// `failed` and `released` once the outcome is written.
+struct task_event {
+  enum kind_t : std::uint8_t {
+    spawned,
+    started,
+    completed,
+    failed,
+    released,
+  };
+  kind_t kind = spawned;
+  uuid id;
+  std::int32_t attempt = 0;
+  std::string name;
+  std::string channel_name;
+  std::string channel_args;
+  /// failed: the error; whether the task may run again.
+  std::string error;
+  bool retryable = false;
+  /// When the runtime saw it (its clock).
+  caf::timestamp at;
+  /// The runner's node name.
+  std::string node;
+};
+
+/// Which events a subscriber gets.
+struct event_filter {
+  enum by_t : std::uint8_t {
+    everything,
+    channel_name,
+    task_name,
+  };
+  by_t by = everything;
+  std::string value;
+
+  bool matches(const task_event& x) const noexcept {
+    switch (by) {
+      case channel_name:
+        return x.channel_name == value;
+      case task_name:
+        return x.name == value;
+      default:
+        return true;
+    }
+  }
+};
+
+/// What a worker node offers when it joins a runner node.
+struct worker_offer {
+  /// The worker's name (host:pid by default), for logs and task rows.
+  std::string node;
+  /// The task names it runs.
+  std::vector<std::string> names;
+  /// At most this many attempts at once.
+  std::int32_t capacity = 0;
+  /// Its process id, when the runner started it (process isolation); 0
+  /// for a remote worker.
+  std::int64_t pid = 0;
 };
 
 // -- inspect ------------------------------------------------------------------
@@ -257,6 +351,37 @@ typename Inspector::result_type inspect(Inspector& f, runner_stats& x) {
   return f(caf::meta::type_name("cafmq::runner_stats"), x.running, x.channels,
            x.claimed, x.completed, x.failed, x.released, x.claims,
            x.cancels_at_renewal, x.lost, x.restarts);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, spawn_request& x) {
+  return f(caf::meta::type_name("cafmq::spawn_request"), x.name, x.id,
+           x.channel_name, x.channel_args, x.delay, x.run_at, x.retries,
+           x.backoff, x.backoff_cap, x.ordered, x.commit_interval, x.timeout,
+           x.deadline, x.unique_key, x.json, x.bytes);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, spawn_reply& x) {
+  return f(caf::meta::type_name("cafmq::spawn_reply"), x.id, x.created);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_event& x) {
+  return f(caf::meta::type_name("cafmq::task_event"), x.kind, x.id, x.attempt,
+           x.name, x.channel_name, x.channel_args, x.error, x.retryable, x.at,
+           x.node);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, event_filter& x) {
+  return f(caf::meta::type_name("cafmq::event_filter"), x.by, x.value);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_offer& x) {
+  return f(caf::meta::type_name("cafmq::worker_offer"), x.node, x.names,
+           x.capacity, x.pid);
 }
 
 } // namespace cafmq::actors

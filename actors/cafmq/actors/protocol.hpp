@@ -59,6 +59,14 @@ using status_atom = caf::atom_constant<caf::atom("status")>;
 using lost_atom = caf::atom_constant<caf::atom("lost")>;
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
 using poll_atom = caf::atom_constant<caf::atom("poll")>;
+using spawn_atom = caf::atom_constant<caf::atom("spawn")>;
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+using event_atom = caf::atom_constant<caf::atom("event")>;
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using offer_atom = caf::atom_constant<caf::atom("offer")>;
+using exited_atom = caf::atom_constant<caf::atom("exited")>;
+using hello_atom = caf::atom_constant<caf::atom("hello")>;
+using auth_atom = caf::atom_constant<caf::atom("auth")>;
 
 // -- actor interfaces ---------------------------------------------------------
 
@@ -85,6 +93,41 @@ using database_actor = caf::typed_actor<
 /// Runs one non-blocking handler on the scheduler, then quits.
 using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
 
+/// A subscriber to task events (see runtime_actor's subscribe): batches of
+/// events in the order the runtime saw them.
+using event_actor
+  = caf::typed_actor<caf::reacts_to<event_atom, std::vector<task_event>>>;
+
+/// A worker node's side of a joined worker (remote, or a local worker
+/// process): runs the attempts the runner sends and reports to its port.
+using worker_actor = caf::typed_actor<
+  // port: run these (batched like local dispatch).
+  caf::reacts_to<run_atom, std::vector<claimed_task>>,
+  // port: fire the attempt's token (cancel, timeout, deadline, shutdown).
+  caf::reacts_to<cancel_atom, attempt_ref, cancel_reason>,
+  // port: the runner leaves; cancel what runs and quit.
+  caf::reacts_to<stop_atom>>;
+
+/// The runner's side of one joined worker: spawned by the pool, it owns the
+/// attempts sent to the worker, monitors the worker actor and fences
+/// everything it sends back by (id, attempt).
+using worker_port_actor = caf::typed_actor<
+  // pool: run these on the worker.
+  caf::reacts_to<run_atom, std::vector<claimed_task>>,
+  // pool: cancel an attempt the worker holds.
+  caf::reacts_to<cancel_atom, attempt_ref, cancel_reason>,
+  // worker: attempts ended.
+  caf::reacts_to<done_atom, std::vector<task_outcome>>,
+  // worker: a handler's checkpoint, and its keep_alive(d).
+  caf::replies_to<checkpt_atom, attempt_ref, checkpoint>::with<bool>,
+  caf::replies_to<renew_atom, attempt_ref, caf::timespan>::with<bool>,
+  // pool: a new write database.
+  caf::reacts_to<peers_atom, database_actor>,
+  // reaper: the worker's process ended with this wait status (isolation).
+  caf::reacts_to<exited_atom, std::int32_t>,
+  // pool: the runtime stops.
+  caf::reacts_to<stop_atom>>;
+
 /// Executes attempts and reports each outcome to its owner: the channel
 /// actor that sent them.
 using pool_actor = caf::typed_actor<
@@ -100,6 +143,11 @@ using pool_actor = caf::typed_actor<
   caf::reacts_to<kill_atom, attempt_ref>,
   // runtime: a new write database (checkpoints and keep-alives).
   caf::reacts_to<peers_atom, database_actor>,
+  // runtime: a worker node joins; answers the port it talks to.
+  caf::replies_to<join_atom, worker_offer,
+                  worker_actor>::with<worker_port_actor>,
+  // a worker port: attempts on its worker ended.
+  caf::reacts_to<done_atom, std::vector<task_outcome>>,
   // the runtime stops: give back what waits for a thread.
   caf::reacts_to<stop_atom>>;
 
@@ -163,6 +211,9 @@ using dispatcher_actor = caf::typed_actor<
   caf::reacts_to<peers_atom, database_actor>,
   caf::reacts_to<peers_atom, pool_actor>,
   caf::reacts_to<peers_atom, completer_actor>,
+  // pool: the task names that joined workers offer, and their capacity
+  // (claimed beyond max_concurrency).
+  caf::reacts_to<offer_atom, std::vector<std::string>, std::int32_t>,
   // runtime: stop claiming, give back what has not started; answers when
   // no attempt is held.
   caf::replies_to<drain_atom>::with<bool>,
@@ -209,12 +260,42 @@ using runtime_actor = caf::typed_actor<
   // Pauses or resumes a channel name in this runtime.
   caf::replies_to<pause_atom, std::string>::with<bool>,
   caf::replies_to<resume_atom, std::string>::with<bool>,
+  // Spawns a task this runtime knows by name.
+  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
+  // Streams the events that pass the filter to the subscriber until it
+  // ends (monitored).
+  caf::reacts_to<subscribe_atom, event_filter, event_actor>,
+  // A worker node joins (see worker_actor).
+  caf::replies_to<join_atom, worker_offer,
+                  worker_actor>::with<worker_port_actor>,
   // own timers: the watchdog over database calls; the shutdown timeout.
   caf::reacts_to<tick_atom>, caf::reacts_to<abandon_atom>,
   // the dispatcher restarted a crashed channel actor.
   caf::reacts_to<restart_atom, std::string>,
   // a database actor lost its connection (true) or got it back (false).
   caf::reacts_to<lost_atom, bool>>;
+
+/// A runtime's control interface as other nodes see it: what runtime_actor
+/// offers the public, nothing internal. A node actor forwards it.
+using node_actor = caf::typed_actor<
+  caf::replies_to<stop_atom>::with<bool>,
+  caf::replies_to<stats_atom>::with<runner_stats>,
+  caf::replies_to<cancel_atom, uuid>::with<std::string>,
+  caf::replies_to<status_atom, uuid>::with<task_status>,
+  caf::reacts_to<watch_atom, uuid, watcher_actor>,
+  caf::replies_to<pause_atom, std::string>::with<bool>,
+  caf::replies_to<resume_atom, std::string>::with<bool>,
+  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
+  caf::reacts_to<subscribe_atom, event_filter, event_actor>,
+  caf::replies_to<join_atom, worker_offer,
+                  worker_actor>::with<worker_port_actor>>;
+
+/// What a node publishes: a peer proves it knows the shared secret (the
+/// answer to the nonce, see node.hpp) and gets the node's handle. With
+/// mutual TLS the certificate check comes first.
+using gate_actor
+  = caf::typed_actor<caf::replies_to<hello_atom>::with<std::string>,
+                     caf::replies_to<auth_atom, std::string>::with<node_actor>>;
 
 /// Registers every message type of the runtime in `cfg`, under the same
 /// names on every node. Call it in the config of every actor system that
