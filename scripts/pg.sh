@@ -137,8 +137,15 @@ cmd_env() {
   echo "export CAFMQ_DATABASE_URL='${url//\'/\'\\\'\'}'"
 }
 
+# True when CAFMQ_DATABASE_URL names a database other than this private cluster.
+foreign_url() {
+  [[ -n ${CAFMQ_DATABASE_URL:-} && $CAFMQ_DATABASE_URL != *"host=$SOCKDIR&"* ]]
+}
+
 cmd_start() {
-  if [[ -n ${CAFMQ_DATABASE_URL:-} ]]; then echo "$CAFMQ_DATABASE_URL"; return 0; fi
+  # A URL of this cluster (from 'url' or 'env') does not stop us starting it: 'stop; start'
+  # brings it back.
+  if foreign_url; then echo "$CAFMQ_DATABASE_URL"; return 0; fi
   [[ -x $PGBIN/initdb && -x $PGBIN/pg_ctl ]] || die "PostgreSQL 15 server binaries not found in $PGBIN; run scripts/setup.sh"
   ensure_pgroot
   lock
@@ -191,6 +198,7 @@ cmd_start() {
 }
 
 cmd_stop() {
+  foreign_url && note "CAFMQ_DATABASE_URL names another database; stopping only the private cluster"
   check_owner
   [[ -e $PGROOT ]] || { note "not running (no cluster)"; return 0; }
   lock
