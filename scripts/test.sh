@@ -11,17 +11,19 @@ cmake --build build -j2
 # database (unit and deterministic actor tests); any report fails the run.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCAFMQ_SANITIZE=ON \
   -DCAFMQ_WERROR=ON -DCAFMQ_BUILD_EXAMPLES=OFF
-cmake --build build-asan -j2 --target cafmq-unit-tests cafmq-actor-tests
+cmake --build build-asan -j2 --target cafmq-unit-tests cafmq-actor-tests \
+  cafmq-thread-tests
 UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
   ctest --test-dir build-asan -L unit --output-on-failure
 
-# The same suites under ThreadSanitizer (it cannot share a build with ASan);
-# any report fails the run. tests/tsan.supp lists only races inside CAF.
+# The suites that run real threads under ThreadSanitizer (it cannot share a
+# build with ASan; the other unit and actor suites are single-threaded); any
+# report fails the run. tests/tsan.supp lists only races inside CAF.
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCAFMQ_TSAN=ON \
   -DCAFMQ_WERROR=ON -DCAFMQ_BUILD_EXAMPLES=OFF
-cmake --build build-tsan -j2 --target cafmq-unit-tests cafmq-actor-tests
+cmake --build build-tsan -j2 --target cafmq-thread-tests
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1" \
-  ctest --test-dir build-tsan -L unit --output-on-failure
+  ctest --test-dir build-tsan -L threads --output-on-failure
 
 if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
   CAFMQ_PG_FAST=1 bash scripts/pg.sh start
