@@ -406,4 +406,47 @@ CAF_TEST(a TLS peer with a certificate of another CA is refused) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+CAF_TEST(the cli talks to a node) {
+  node_process n{args()};
+  auto cli = [&](const std::string& cmd, std::string& out) {
+    return finish_process(start_process(std::string{"CAFMQ_NODE_SECRET="}
+                                        + quote(secret) + " " + CAFMQ_CLI
+                                        + " node " + cmd
+                                        + " --port=" + std::to_string(n.port)),
+                          out);
+  };
+  std::string out;
+  CAF_CHECK_EQUAL(cli("spawn echo --json='[1]' --channel=cli --retries=1", out),
+                  0);
+  auto id = out.substr(3, 36);
+  CAF_REQUIRE(uuid::parse(id));
+  out.clear();
+  CAF_CHECK_EQUAL(cli("watch " + id, out), 0);
+  CAF_CHECK(out.find("state=completed attempt=1/2 channel=cli")
+            != std::string::npos);
+  out.clear();
+  CAF_CHECK_EQUAL(cli("stats", out), 0);
+  CAF_CHECK(out.find("completed=1 ") != std::string::npos);
+  out.clear();
+  CAF_CHECK_EQUAL(cli("pause cli", out), 0);
+  CAF_CHECK_EQUAL(out, "channel=cli paused\n");
+  out.clear();
+  CAF_CHECK_EQUAL(cli("spawn nope", out), 1);
+  CAF_CHECK(out.find("unknown_handler") != std::string::npos);
+  out.clear();
+  CAF_CHECK_EQUAL(cli("stats --secret=wrong", out), 4);
+  CAF_CHECK(out.find("access_denied") != std::string::npos);
+  out.clear();
+  CAF_CHECK_EQUAL(cli("status not-an-id", out), 2);
+  CAF_CHECK_EQUAL(cli("spawn echo --delay=soon", out), 2);
+  CAF_CHECK_EQUAL(cli("frobnicate", out), 2);
+  out.clear();
+  CAF_CHECK_EQUAL(cli("stop", out), 0);
+  CAF_CHECK_EQUAL(out, "stopped=true\n");
+  CAF_CHECK_EQUAL(n.finish(), 0);
+  out.clear();
+  CAF_CHECK_EQUAL(cli("stats", out), 3);
+  CAF_CHECK(out.find("node_unreachable") != std::string::npos);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
