@@ -142,6 +142,15 @@ caf::error invalid(std::string what) {
 
 // -- set-up -------------------------------------------------------------------
 
+node_actor spawn_node(caf::actor_system& sys, const runtime_actor& runtime) {
+  return sys.spawn(node, runtime);
+}
+
+gate_actor spawn_gate(caf::actor_system& sys, const node_actor& node,
+                      std::string secret, logger log) {
+  return sys.spawn(gate, node, std::move(secret), std::move(log));
+}
+
 void enable_nodes(caf::actor_system_config& cfg, const tls_options& tls) {
   cfg.load<caf::io::middleman>();
   if (tls.enabled()) {
@@ -161,11 +170,11 @@ caf::error check_node_options(caf::actor_system& sys,
   if (!opts.enabled())
     return caf::none;
   if (opts.host.empty())
-    return invalid("cafmq.node.host is empty");
+    return invalid("cafmq.publish.host is empty");
   auto& tls = opts.tls;
   if (!tls.enabled() && opts.secret.empty())
     return invalid("publishing without TLS needs a shared secret "
-                   "(cafmq.node.secret)");
+                   "(cafmq.publish.secret)");
   if (!sys.has_middleman())
     return invalid("publishing needs caf::io::middleman loaded in the actor "
                    "system (see enable_nodes)");
@@ -179,7 +188,7 @@ caf::error check_node_options(caf::actor_system& sys,
       || sys_cfg.openssl_key != tls.key || sys_cfg.openssl_cafile != tls.cafile
       || sys_cfg.openssl_passphrase != tls.passphrase)
     return invalid("the actor system's openssl options differ from "
-                   "cafmq.node's TLS options (see enable_nodes)");
+                   "the node's TLS options (see enable_nodes)");
   return check_tls_files(tls);
 }
 
@@ -188,11 +197,11 @@ caf::expected<std::uint16_t> publish_node(caf::actor_system& sys,
                                           const node_options& opts,
                                           const logger& log) {
   if (!opts.enabled())
-    return invalid("no port configured for publishing (cafmq.node.port)");
+    return invalid("no port configured for publishing (cafmq.publish.port)");
   if (auto err = check_node_options(sys, opts))
     return err;
-  auto n = sys.spawn(node, runtime);
-  auto g = sys.spawn(gate, n, opts.secret, log);
+  auto n = spawn_node(sys, runtime);
+  auto g = spawn_gate(sys, n, opts.secret, log);
   auto tls = opts.tls.enabled();
   auto port
     = tls ? caf::openssl::publish(g, *opts.port, opts.host.c_str(), true)

@@ -75,8 +75,8 @@ caf::error check_tls_files(const tls_options& tls) {
     return make_error(errc::invalid_argument, std::move(what));
   };
   if (tls.certificate.empty() || tls.key.empty() || tls.cafile.empty())
-    return invalid("TLS needs cafmq.node.certificate, cafmq.node.key and "
-                   "cafmq.node.cafile together");
+    return invalid("TLS needs openssl.certificate, openssl.key and "
+                   "openssl.cafile together");
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx{
     SSL_CTX_new(TLS_method()), SSL_CTX_free};
   if (!ctx)

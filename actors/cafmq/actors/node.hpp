@@ -58,6 +58,14 @@ caf::expected<std::uint16_t> publish_node(caf::actor_system& sys,
                                           const node_options& opts,
                                           const logger& log);
 
+/// The node actor of `runtime` (what a gate hands out); quits with it.
+node_actor spawn_node(caf::actor_system& sys, const runtime_actor& runtime);
+
+/// A gate in front of `node` that checks proofs of `secret` and logs
+/// refusals to `log`; quits with the node. publish_node publishes one.
+gate_actor spawn_gate(caf::actor_system& sys, const node_actor& node,
+                      std::string secret, logger log);
+
 /// Connects to a published node and authenticates: every step bounded by
 /// `timeout`. Errors: errc::node_unreachable (nothing listens, TLS or
 /// interface mismatch, no answer in time), errc::access_denied (refused).

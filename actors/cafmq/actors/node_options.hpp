@@ -1,7 +1,7 @@
 #pragma once
 
 // Where and how a runner publishes its control interface to other nodes
-// (`cafmq.node.*` in the config), and where a client finds a node. Plain
+// (`cafmq.publish.*` in the config), and where a client finds a node. Plain
 // structs: no CAF headers needed to fill them in.
 
 #include <cstdint>
