@@ -343,6 +343,26 @@ CAF_TEST(losing the node ends a subscription and requests with an error) {
   CAF_CHECK_EQUAL(code_of(again.error()), errc::node_unreachable);
 }
 
+CAF_TEST(a hung node is dropped after the connection timeout) {
+  node_process n{args()};
+  client c;
+  auto node = connect(c, n);
+  // Stopped, the node keeps its socket open but sends no heartbeat.
+  ::kill(n.pid, SIGSTOP);
+  auto start = std::chrono::steady_clock::now();
+  auto err = subscribe_on_node(
+    *c.sys, node, event_filter{},
+    [](const std::vector<task_event>&) { return true; }, 120s);
+  auto took = std::chrono::steady_clock::now() - start;
+  ::kill(n.pid, SIGKILL);
+  CAF_CHECK_EQUAL(code_of(err), errc::node_unreachable);
+  CAF_CHECK(took < 120s);
+  CAF_MESSAGE(
+    "a hung node was dropped after "
+    << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+    << " ms (connection timeout " << node_connection_timeout.count() << " ms)");
+}
+
 CAF_TEST(a TLS peer with a certificate of another CA is refused) {
   char dir_template[] = "/tmp/cafmq-pki-XXXXXX";
   std::string dir = mkdtemp(dir_template);
@@ -403,6 +423,15 @@ CAF_TEST(a TLS peer with a certificate of another CA is refused) {
   }
   ::kill(n.pid, SIGTERM);
   n.finish();
+  // A certificate that is not there is refused before publishing (CAF
+  // would abort the process at the first connection).
+  std::string out;
+  auto rc = finish_process(start_process(std::string{CAFMQ_E2E_NODE} + " "
+                                         + args() + " " + dir + "/none.pem "
+                                         + server.key + " " + server.cafile),
+                           out);
+  CAF_CHECK_EQUAL(rc, 1);
+  CAF_CHECK(out.find("cannot load the TLS certificate") != std::string::npos);
   std::system(("rm -rf " + dir).c_str());
 }
 
