@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 
+#include <caf/config_value.hpp>
+#include <caf/settings.hpp>
+
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {
@@ -58,6 +61,12 @@ config::config() {
     .add(on_database_loss, "on-database-loss",
          "reconnect (default) or shutdown")
     .add(log_level_name, "log-level", "debug, info, warning or error");
+  opt_group{custom_options_, "cafmq.publish"}
+    .add(node_host, "host", "address to publish the control interface on")
+    .add(node_port, "port",
+         "port to publish on (-1: not published, 0: any free port)")
+    .add(node_secret, "secret",
+         "shared secret a peer must prove (required without TLS)");
 }
 
 caf::expected<runner_config>
@@ -73,9 +82,26 @@ config::runner(std::shared_ptr<const registry> tasks) const {
                       "cafmq.log-level must be debug, info, warning or "
                       "error, got "
                         + log_level_name);
+  // CAF 0.17 keeps an INI section [cafmq.publish] in the config's content
+  // without writing it to the bound members (the command line does both).
+  auto port = caf::get_or(*this, "cafmq.publish.port", node_port);
+  if (port < -1 || port > 65535)
+    return make_error(errc::invalid_argument,
+                      "cafmq.publish.port must be -1 (off) or 0..65535, got "
+                        + std::to_string(port));
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
   runner_config result;
+  if (port >= 0)
+    result.publish.port = static_cast<std::uint16_t>(port);
+  result.publish.host = caf::get_or(*this, "cafmq.publish.host", node_host);
+  result.publish.secret
+    = caf::get_or(*this, "cafmq.publish.secret", node_secret);
+  // TLS: CAF's own openssl.* options, which its openssl module reads.
+  result.publish.tls.certificate = openssl_certificate;
+  result.publish.tls.key = openssl_key;
+  result.publish.tls.cafile = openssl_cafile;
+  result.publish.tls.passphrase = openssl_passphrase;
   result.database_url = database_url;
   if (result.database_url.empty())
     if (auto env = std::getenv("CAFMQ_DATABASE_URL"))

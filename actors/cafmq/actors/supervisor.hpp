@@ -1,10 +1,11 @@
 #pragma once
 
 // The supervisor is the runtime actor: the public face of one runtime
-// (stop, stats, cancel, status, watch, pause and resume) and the owner of
-// its children, which it starts, monitors and restarts OTP-style:
+// (stop, stats, cancel, status, watch, pause and resume, spawn by name
+// through the write database, subscribe to events) and the owner of its
+// children, which it starts, monitors and restarts OTP-style:
 //   claim database, write database -> completer, pool -> dispatcher (which
-//   owns the channel actors) -> keeper, maintenance, listener.
+//   owns the channel actors) -> keeper, maintenance, listener, event hub.
 // A crashed child is started again and the siblings that talk to it get its
 // new handle (peers_atom). More than max_restarts restarts (channel actors
 // included) within restart_period stop the runtime gracefully. It owns the
