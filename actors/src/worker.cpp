@@ -9,6 +9,7 @@
 #include "cafmq/error.hpp"
 #include "executor.hpp"
 #include "outcome_box.hpp"
+#include "worker_impl.hpp"
 
 namespace cafmq::actors {
 
@@ -148,13 +149,13 @@ void runner_lost(worker_ptr self, const caf::error& reason) {
 }
 
 worker_impl_actor::behavior_type worker(worker_ptr self, node_actor node,
-                                        worker_config cfg) {
+                                        worker_config cfg,
+                                        std::shared_ptr<executor> exec) {
   auto& st = self->state;
   st.cfg = std::make_shared<const worker_config>(std::move(cfg));
   st.log = std::make_unique<logger>(st.cfg->log ? st.cfg->log : stderr_sink(),
                                     st.cfg->min_log_level);
-  st.exec = std::make_shared<executor>(
-    self->system(), static_cast<std::size_t>(st.cfg->capacity));
+  st.exec = std::move(exec);
   self->attach_functor([exec = st.exec](const caf::error&) { exec->close(); });
   worker_offer offer;
   offer.node = st.cfg->node;
@@ -162,10 +163,17 @@ worker_impl_actor::behavior_type worker(worker_ptr self, node_actor node,
   offer.capacity = st.cfg->capacity;
   offer.pid = st.cfg->pid;
   self->set_down_handler([=](caf::down_msg& msg) {
-    if (self->state.port && msg.source == self->state.port.address())
-      runner_lost(self, msg.reason ? msg.reason
-                                   : make_error(errc::invalid_argument,
-                                                "the runner's port ended"));
+    auto& st = self->state;
+    if (!st.port || msg.source != st.port.address())
+      return;
+    if (msg.reason) {
+      runner_lost(self, msg.reason);
+      return;
+    }
+    // The port ended normally: the runner let us go.
+    for (auto& kvp : st.running)
+      kvp.second.token->cancel(cancel_reason::shutdown);
+    self->quit();
   });
   self
     ->request(node, st.cfg->request_timeout, join_atom::value, offer,
@@ -239,7 +247,15 @@ caf::error check(worker_config& cfg) {
 
 worker_actor spawn_worker(caf::actor_system& sys, node_actor node,
                           worker_config cfg) {
-  auto result = sys.spawn(worker, std::move(node), std::move(cfg));
+  auto exec
+    = std::make_shared<executor>(sys, static_cast<std::size_t>(cfg.capacity));
+  return spawn_worker(sys, std::move(node), std::move(cfg), std::move(exec));
+}
+
+worker_actor spawn_worker(caf::actor_system& sys, node_actor node,
+                          worker_config cfg, std::shared_ptr<executor> exec) {
+  auto result
+    = sys.spawn(worker, std::move(node), std::move(cfg), std::move(exec));
   return caf::actor_cast<worker_actor>(result);
 }
 
