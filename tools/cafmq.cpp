@@ -7,12 +7,23 @@
 //   cafmq [--database-url=URL] watch ID       print every state change until
 //                                             the task ends
 //
-// The URL defaults to CAFMQ_DATABASE_URL. Exit codes: 0 success, 1 error,
-// 2 usage.
+// The URL defaults to CAFMQ_DATABASE_URL.
+//
+//   cafmq node COMMAND [ARG] --port=P [--host=H] [--secret=S] [TLS options]
+//     stats | events [--channel=C|--task=T] [--for=D] | pause CHANNEL |
+//     resume CHANNEL | spawn NAME [--json=J ...] | status ID | cancel ID |
+//     watch ID | stop
+//   talks to a runner node through its published control interface (no
+//   database needed); the secret defaults to CAFMQ_NODE_SECRET; `cafmq node
+//   --help` lists every option (node_command.cpp).
+//
+// Exit codes: 0 success, 1 error, 2 usage, 3 the node cannot be reached,
+// did not answer in time or was lost, 4 the node refused the secret.
 
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <string_view>
 
 #include <caf/actor_system_config.hpp>
 #include <pqxx/pqxx>
@@ -21,6 +32,7 @@
 #include "cafmq/connection_options.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
+#include "node_command.hpp"
 
 namespace {
 
@@ -41,7 +53,8 @@ int fail(const caf::error& err) {
 
 int usage() {
   std::cerr << "usage: cafmq [--database-url=URL] migrate | version | "
-               "status ID | cancel ID | watch ID\n";
+               "status ID | cancel ID | watch ID\n"
+               "       cafmq node COMMAND ... (cafmq node --help)\n";
   return 2;
 }
 
@@ -115,6 +128,8 @@ int run(pqxx::connection_base& conn, const std::string& url,
 } // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view{argv[1]} == "node")
+    return cafmq::cli::node_command(argc - 2, argv + 2);
   config cfg;
   if (auto err = cfg.parse(argc, argv)) {
     std::cerr << "cafmq: " << caf::to_string(err) << '\n';

@@ -6,6 +6,7 @@
 #include <caf/all.hpp>
 
 #include "attempt.hpp"
+#include "cafmq/actors/event_hub.hpp"
 
 namespace cafmq::actors {
 
@@ -73,8 +74,30 @@ void pump(channel_ptr self) {
     next.task.payload_json.reset();
     next.task.payload_bytes.reset();
   }
-  if (!batch.empty())
-    self->send(st.pool, run_atom::value, std::move(batch));
+  if (batch.empty())
+    return;
+  if (st.ctx->events->active()) {
+    std::vector<task_event> events;
+    events.reserve(batch.size());
+    for (auto& task : batch)
+      events.push_back(make_event(task_event::started, task, *st.ctx));
+    emit(*st.ctx, std::move(events));
+  }
+  self->send(st.pool, run_atom::value, std::move(batch));
+}
+
+// The event of an outcome that is now written.
+task_event written_event(const attempt& x, const runtime_context& ctx) {
+  auto kind = task_event::completed;
+  if (x.outcome.kind == task_outcome::failed)
+    kind = task_event::failed;
+  else if (x.outcome.kind == task_outcome::released)
+    kind = task_event::released;
+  auto result = make_event(kind, x.task, ctx);
+  result.error = x.outcome.error;
+  result.retryable = kind == task_event::failed && x.outcome.retryable
+                     && x.task.attempt < x.task.max_attempts;
+  return result;
 }
 
 // Attempts left their handlers (or never started): write what needs
@@ -215,13 +238,18 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
     [=](written_atom, const std::vector<attempt_ref>& refs) {
       auto& st = self->state;
       auto failures = false;
+      auto reporting = st.ctx->events->active();
+      std::vector<task_event> events;
       for (auto& ref : refs) {
         auto i = st.attempts.find(ref);
         if (i == st.attempts.end() || i->second.phase != attempt::writing)
           continue;
         failures |= i->second.outcome.kind == task_outcome::failed;
+        if (reporting)
+          events.push_back(written_event(i->second, *st.ctx));
         st.attempts.erase(i);
       }
+      emit(*st.ctx, std::move(events));
       // The next claim learns when the retries are due.
       if (failures)
         self->send(st.dispatcher, rescan_atom::value);

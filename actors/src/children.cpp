@@ -3,6 +3,7 @@
 #include "cafmq/actors/completer.hpp"
 #include "cafmq/actors/database.hpp"
 #include "cafmq/actors/dispatcher.hpp"
+#include "cafmq/actors/event_hub.hpp"
 #include "cafmq/actors/keeper.hpp"
 #include "cafmq/actors/listener.hpp"
 #include "cafmq/actors/maintenance.hpp"
@@ -82,6 +83,12 @@ void start_listener(supervisor_ptr self) {
   adopt(self, st.listener);
 }
 
+void start_event_hub(supervisor_ptr self) {
+  auto& st = self->state;
+  st.events = spawn_event_hub(self->system(), st.ctx);
+  adopt(self, st.events);
+}
+
 // Counts a restart; false when the restart intensity is exceeded.
 bool may_restart(supervisor_ptr self) {
   auto& st = self->state;
@@ -148,6 +155,9 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
   } else if (is(st.listener)) {
     which = "listener";
     start_listener(self);
+  } else if (is(st.events)) {
+    which = "event hub";
+    start_event_hub(self);
   } else {
     return;
   }

@@ -58,6 +58,17 @@ config::config() {
     .add(on_database_loss, "on-database-loss",
          "reconnect (default) or shutdown")
     .add(log_level_name, "log-level", "debug, info, warning or error");
+  opt_group{custom_options_, "cafmq.node"}
+    .add(node_host, "host", "address to publish the control interface on")
+    .add(node_port, "port",
+         "port to publish on (-1: not published, 0: any free port)")
+    .add(node_secret, "secret",
+         "shared secret a peer must prove (required without TLS)")
+    .add(openssl_certificate, "certificate",
+         "PEM certificate (chain) of this node: turns on mutual TLS")
+    .add(openssl_key, "key", "PEM private key of the certificate")
+    .add(openssl_cafile, "cafile", "PEM file of the CAs whose peers to accept")
+    .add(openssl_passphrase, "passphrase", "passphrase of the key");
 }
 
 caf::expected<runner_config>
@@ -73,9 +84,21 @@ config::runner(std::shared_ptr<const registry> tasks) const {
                       "cafmq.log-level must be debug, info, warning or "
                       "error, got "
                         + log_level_name);
+  if (node_port < -1 || node_port > 65535)
+    return make_error(errc::invalid_argument,
+                      "cafmq.node.port must be -1 (off) or 0..65535, got "
+                        + std::to_string(node_port));
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
   runner_config result;
+  if (node_port >= 0)
+    result.publish.port = static_cast<std::uint16_t>(node_port);
+  result.publish.host = node_host;
+  result.publish.secret = node_secret;
+  result.publish.tls.certificate = openssl_certificate;
+  result.publish.tls.key = openssl_key;
+  result.publish.tls.cafile = openssl_cafile;
+  result.publish.tls.passphrase = openssl_passphrase;
   result.database_url = database_url;
   if (result.database_url.empty())
     if (auto env = std::getenv("CAFMQ_DATABASE_URL"))

@@ -7,6 +7,7 @@
 #include "cafmq/connection_breaker.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/queue_connection.hpp"
+#include "spawn_by_name.hpp"
 
 namespace cafmq::actors {
 
@@ -150,6 +151,22 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
     [=](status_atom, const uuid& id) {
       return self->state.with_connection(
         [&](queue_connection& c) { return status(c.connection(), id); });
+    },
+    [=](spawn_atom, const spawn_request& req) -> caf::result<spawn_reply> {
+      // Checked before the connection: a bad request touches nothing.
+      auto resolved = resolve_spawn(*self->state.ctx, req);
+      if (!resolved)
+        return std::move(resolved.error());
+      auto result = self->state.with_connection(
+        [&](queue_connection& c) -> caf::expected<spawn_reply> {
+          auto spawned = resolved->builder.spawn(c.connection());
+          if (!spawned)
+            return std::move(spawned.error());
+          return spawn_reply{spawned->id, spawned->created};
+        });
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
     },
   };
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cafmq/actors/database.hpp"
+#include "cafmq/actors/node.hpp"
 #include "cafmq/actors/supervisor.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
@@ -67,9 +68,15 @@ std::vector<std::string> runner_config::task_names() const {
   return result;
 }
 
-caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
-                                          runner_config cfg) {
+namespace {
+
+// spawn_runner, and the port the node was published on (if it was).
+caf::expected<runtime_actor> start_runtime(caf::actor_system& sys,
+                                           runner_config cfg,
+                                           std::optional<std::uint16_t>& port) {
   if (auto err = check(cfg))
+    return err;
+  if (auto err = check_node_options(sys, cfg.publish))
     return err;
   // The start-up connection checks the schema and then claims: the first
   // claim does not wait for a connection of its own.
@@ -88,7 +95,26 @@ caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
   }
   runtime_parts parts;
   parts.startup = std::move(*conn);
-  return spawn_runtime(sys, std::move(cfg), std::move(parts));
+  auto publish = cfg.publish;
+  logger log{cfg.log, cfg.min_log_level};
+  auto runtime = spawn_runtime(sys, std::move(cfg), std::move(parts));
+  if (publish.enabled()) {
+    auto bound = publish_node(sys, runtime, publish, log);
+    if (!bound) {
+      caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+      return std::move(bound.error());
+    }
+    port = *bound;
+  }
+  return runtime;
+}
+
+} // namespace
+
+caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
+                                          runner_config cfg) {
+  std::optional<std::uint16_t> port;
+  return start_runtime(sys, std::move(cfg), port);
 }
 
 struct runner::impl {
@@ -100,6 +126,7 @@ struct runner::impl {
   caf::timespan request_timeout;
   runner_stats last_stats;
   bool stopped = false;
+  std::optional<std::uint16_t> port;
 };
 
 runner::runner(std::unique_ptr<impl> ptr) : impl_(std::move(ptr)) {
@@ -118,11 +145,13 @@ caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   // between polls, which a task's pickup latency would pay, and its 50 us
   // polling naps cost CPU that PostgreSQL needs under load.
   ptr->cfg.set("scheduler.policy", caf::atom("sharing"));
+  if (cfg.publish.enabled())
+    enable_nodes(ptr->cfg, cfg.publish.tls);
   ptr->sys = std::make_unique<caf::actor_system>(ptr->cfg);
   ptr->stop_bound
     = cfg.shutdown_timeout + cfg.handler_grace + 2 * cfg.request_timeout;
   ptr->request_timeout = cfg.request_timeout;
-  auto runtime = spawn_runner(*ptr->sys, std::move(cfg));
+  auto runtime = start_runtime(*ptr->sys, std::move(cfg), ptr->port);
   if (!runtime)
     return std::move(runtime.error());
   ptr->runtime = std::move(*runtime);
@@ -152,6 +181,17 @@ runner_stats runner::stats() {
 
 runtime_actor runner::handle() const {
   return impl_->runtime;
+}
+
+std::optional<std::uint16_t> runner::node_port() const {
+  return impl_->port;
+}
+
+void runner::wait() {
+  caf::scoped_actor self{*impl_->sys};
+  self->monitor(impl_->runtime);
+  self->receive([](const caf::down_msg&) {});
+  impl_->stopped = true;
 }
 
 } // namespace cafmq::actors

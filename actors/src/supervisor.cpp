@@ -7,6 +7,7 @@
 #include "cafmq/actors/completer.hpp"
 #include "cafmq/actors/database.hpp"
 #include "cafmq/actors/dispatcher.hpp"
+#include "cafmq/actors/event_hub.hpp"
 #include "cafmq/actors/keeper.hpp"
 #include "cafmq/actors/listener.hpp"
 #include "cafmq/actors/maintenance.hpp"
@@ -14,6 +15,7 @@
 #include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
+#include "spawn_by_name.hpp"
 #include "supervisor_state.hpp"
 
 namespace cafmq::actors {
@@ -86,6 +88,23 @@ void watch_task(supervisor_ptr self, const uuid& id,
   self->send(job, run_atom::value);
 }
 
+// A `spawned` event for a task the runtime created, if anyone listens.
+void report_spawn(supervisor_ptr self, const spawn_request& req,
+                  const spawn_reply& reply) {
+  auto& ctx = *self->state.ctx;
+  if (!reply.created || !ctx.events->active())
+    return;
+  auto resolved = resolve_spawn(ctx, req);
+  if (!resolved)
+    return;
+  claimed_task task;
+  task.id = reply.id;
+  task.name = req.name;
+  task.channel_name = resolved->channel_name;
+  task.channel_args = resolved->channel_args;
+  emit(ctx, {make_event(task_event::spawned, task, ctx)});
+}
+
 runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
                                         runtime_parts parts) {
   auto& st = self->state;
@@ -123,6 +142,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   start_keeper(self);
   start_maintenance(self);
   start_listener(self);
+  start_event_hub(self);
   self->attach_functor([children = st.children](const caf::error&) {
     for (auto& child : *children)
       caf::anon_send_exit(child, caf::exit_reason::user_shutdown);
@@ -176,12 +196,23 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       self->send(self->state.dispatcher, pause_atom::value, name, false);
       return true;
     },
-    [=](spawn_atom, const spawn_request&) -> caf::result<spawn_reply> {
-      // TODO(node): spawn through the write database.
-      return caf::make_error(caf::sec::invalid_argument);
+    [=](spawn_atom, const spawn_request& req) {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<spawn_reply>();
+      self
+        ->request(st.write_db, st.ctx->request_timeout(), spawn_atom::value,
+                  req)
+        .then(
+          [=](const spawn_reply& reply) mutable {
+            report_spawn(self, req, reply);
+            rp.deliver(reply);
+          },
+          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
     },
-    [=](subscribe_atom, const event_filter&, const event_actor&) {
-      // TODO(node): the event hub.
+    [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
+      self->send(self->state.events, subscribe_atom::value, std::move(filter),
+                 std::move(subscriber));
     },
     [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
       return self->delegate(self->state.pool, join_atom::value, offer, worker);

@@ -28,6 +28,7 @@ struct supervisor_state {
   keeper_actor keeper;
   maintenance_actor maintenance;
   listener_actor listener;
+  event_hub_actor events;
   // Guards of the connections that real database actors and the listener
   // own (none in tests with stand-ins).
   guard_ptr claim_guard;
@@ -62,6 +63,7 @@ void start_dispatcher(supervisor_ptr self);
 void start_keeper(supervisor_ptr self);
 void start_maintenance(supervisor_ptr self);
 void start_listener(supervisor_ptr self);
+void start_event_hub(supervisor_ptr self);
 bool may_restart(supervisor_ptr self);
 void child_down(supervisor_ptr self, const caf::down_msg& msg);
 void break_hung_connections(supervisor_ptr self);

@@ -55,6 +55,11 @@ enum class errc : std::uint8_t {
   schema_mismatch,
   /// The database lacks migrations this binary needs: run `cafmq migrate`.
   schema_too_old,
+  /// A node refused the peer: no proof of the shared secret, a wrong one,
+  /// or an answer to a nonce it did not hand out.
+  access_denied,
+  /// A node cannot be reached, did not answer in time, or went away.
+  node_unreachable,
 };
 
 std::string to_string(errc x);

@@ -48,6 +48,10 @@ std::string to_string(errc x) {
       return "schema_mismatch";
     case errc::schema_too_old:
       return "schema_too_old";
+    case errc::access_denied:
+      return "access_denied";
+    case errc::node_unreachable:
+      return "node_unreachable";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

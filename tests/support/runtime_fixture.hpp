@@ -48,6 +48,7 @@ struct fake_db_log {
   int prunes = 0;
   int expires = 0;
   std::int64_t prune_answer = 0;
+  std::vector<spawn_request> spawns;
 };
 
 inline claimed_task make_task(std::string name, std::string json = "null") {
@@ -119,6 +120,10 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
     [=](cancel_atom, const uuid&) { return std::string{"requested"}; },
     [=](status_atom, const uuid&) -> caf::result<task_status> {
       return make_error(errc::unknown_task, "not in the stand-in");
+    },
+    [=](spawn_atom, const spawn_request& req) {
+      log->spawns.push_back(req);
+      return spawn_reply{req.id ? *req.id : uuid::random(), true};
     },
   };
 }

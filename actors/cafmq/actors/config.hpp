@@ -1,7 +1,10 @@
 #pragma once
 
 // Runtime options in CAF's config conventions: group "cafmq" in an INI file
-// (config/cafmq.ini) and on the command line (--cafmq.max-concurrency=64).
+// (config/cafmq.ini) and on the command line (--cafmq.max-concurrency=64);
+// publishing to other nodes in group "cafmq.node" (see node.hpp). A
+// program that publishes loads caf::io::middleman (and with TLS
+// caf::openssl::manager) itself, e.g. CAF_MAIN(caf::io::middleman).
 
 #include <string>
 #include <vector>
@@ -52,6 +55,11 @@ public:
   caf::timespan restart_period = std::chrono::seconds{60};
   std::string on_database_loss = "reconnect";
   std::string log_level_name = "info";
+  // cafmq.node.*: publishing (the TLS files bind straight to the openssl
+  // module's options, which CAF reads when the system starts).
+  std::string node_host = "127.0.0.1";
+  int node_port = -1;
+  std::string node_secret;
 };
 
 } // namespace cafmq::actors

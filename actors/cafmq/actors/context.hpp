@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "cafmq/actors/event_bus.hpp"
 #include "cafmq/actors/log.hpp"
 #include "cafmq/actors/runner_config.hpp"
 
@@ -19,6 +20,8 @@ struct runtime_context {
   runner_config cfg;
   logger log;
   std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
+  /// Event subscribers (see event_hub.hpp); the one mutable part.
+  std::shared_ptr<event_bus> events = std::make_shared<event_bus>();
 
   /// The failure filter of a task: its own, or the runner's.
   failure_filter filter_of(const std::string& name) const;

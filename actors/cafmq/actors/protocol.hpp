@@ -88,7 +88,10 @@ using database_actor = caf::typed_actor<
   caf::replies_to<prune_atom, caf::timespan, std::int32_t>::with<std::int64_t>,
   caf::replies_to<expire_atom, std::int32_t>::with<std::int64_t>,
   caf::replies_to<cancel_atom, uuid>::with<std::string>,
-  caf::replies_to<status_atom, uuid>::with<task_status>>;
+  caf::replies_to<status_atom, uuid>::with<task_status>,
+  // runtime: spawn a task by name from its definition's defaults (the
+  // definitions are in the runtime context).
+  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>>;
 
 /// Runs one non-blocking handler on the scheduler, then quits.
 using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
@@ -97,6 +100,11 @@ using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
 /// events in the order the runtime saw them.
 using event_actor
   = caf::typed_actor<caf::reacts_to<event_atom, std::vector<task_event>>>;
+
+/// The runtime's event hub: channels and the runtime send it events (only
+/// while someone subscribes), subscribers get the ones their filter passes.
+using event_hub_actor = event_actor::extend<
+  caf::reacts_to<subscribe_atom, event_filter, event_actor>>;
 
 /// A worker node's side of a joined worker (remote, or a local worker
 /// process): runs the attempts the runner sends and reports to its port.

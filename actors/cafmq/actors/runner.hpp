@@ -5,7 +5,9 @@
 // program through the blocking facade (runner), which owns an actor system
 // of its own.
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include <caf/expected.hpp>
 #include <caf/fwd.hpp>
@@ -18,7 +20,10 @@ namespace cafmq::actors {
 /// (else checks that the schema is this binary's), and spawns the runtime
 /// in `sys`. The returned actor is the runtime's public face: (stop_atom)
 /// for a graceful stop, (stats_atom), (cancel_atom, id), (status_atom, id),
-/// (watch_atom, id, watcher), (pause_atom, name), (resume_atom, name).
+/// (watch_atom, id, watcher), (pause_atom, name), (resume_atom, name),
+/// (spawn_atom, request), (subscribe_atom, filter, subscriber). With
+/// cfg.publish enabled it also publishes the runtime to other nodes (see
+/// node.hpp): the system must have the middleman loaded (enable_nodes).
 /// The system's config should have had `add_message_types` called on it
 /// (`cafmq::actors::config` does).
 caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
@@ -45,6 +50,14 @@ public:
 
   /// The runtime actor, for the typed interface.
   runtime_actor handle() const;
+
+  /// The port the control interface is published on (cfg.publish), if it
+  /// is.
+  std::optional<std::uint16_t> node_port() const;
+
+  /// Blocks until the runtime ends: a stop from a remote node, or the
+  /// restart intensity exceeded. stop() and stats() return at once after.
+  void wait();
 
 private:
   struct impl;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cafmq/actors/log.hpp"
+#include "cafmq/actors/node_options.hpp"
 #include "cafmq/actors/protocol.hpp"
 #include "cafmq/connection_options.hpp"
 #include "cafmq/registry.hpp"
@@ -123,6 +124,8 @@ struct runner_config {
   /// Where log records go (default: stderr), and from which level.
   log_sink log = nullptr;
   log_level min_log_level = log_level::info;
+  /// Publishing the control interface to other nodes; off by default.
+  node_options publish;
 
   /// Every task name this runner can run.
   std::vector<std::string> task_names() const;

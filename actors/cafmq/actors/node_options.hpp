@@ -1,0 +1,58 @@
+#pragma once
+
+// Where and how a runner publishes its control interface to other nodes
+// (`cafmq.node.*` in the config), and where a client finds a node. Plain
+// structs: no CAF headers needed to fill them in.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cafmq::actors {
+
+/// Certificate, key and CA files for mutual TLS (libcaf_openssl). Setting
+/// any of them turns TLS on: both ends then present a certificate that
+/// chains to the other's CA (CAF checks no host name).
+struct tls_options {
+  /// PEM certificate chain of this node.
+  std::string certificate;
+  /// PEM private key of `certificate`.
+  std::string key;
+  /// PEM file of the CAs whose certificates this node accepts.
+  std::string cafile;
+  /// Passphrase of `key`, if it has one.
+  std::string passphrase;
+
+  bool enabled() const noexcept {
+    return !certificate.empty() || !key.empty() || !cafile.empty();
+  }
+};
+
+/// Publishing a runner's control interface (node_actor behind a gate_actor).
+struct node_options {
+  /// Address to listen on; loopback unless configured otherwise.
+  std::string host = "127.0.0.1";
+  /// TCP port; none: not published (the default); 0: any free port.
+  std::optional<std::uint16_t> port;
+  /// Shared secret a peer must prove it knows (see node.hpp). Required
+  /// without TLS; optional with TLS, where the certificate check comes
+  /// first.
+  std::string secret;
+  tls_options tls;
+
+  bool enabled() const noexcept {
+    return port.has_value();
+  }
+};
+
+/// A published node, as a client sees it.
+struct node_endpoint {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string secret;
+  /// Connect with TLS (the system needs the openssl manager and its
+  /// certificate options, see enable_nodes).
+  bool tls = false;
+};
+
+} // namespace cafmq::actors

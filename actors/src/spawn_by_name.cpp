@@ -1,0 +1,71 @@
+#include "spawn_by_name.hpp"
+
+#include "cafmq/error.hpp"
+
+namespace cafmq::actors {
+
+namespace {
+
+std::chrono::microseconds micros(caf::timespan x) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(x);
+}
+
+spawn_builder::clock::time_point wall(caf::timestamp x) {
+  return std::chrono::time_point_cast<spawn_builder::clock::duration>(x);
+}
+
+} // namespace
+
+caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
+                                         const spawn_request& req) {
+  const task_options* defaults = nullptr;
+  if (auto def = ctx.cfg.tasks ? ctx.cfg.tasks->find(req.name) : nullptr)
+    defaults = &def->defaults;
+  else if (auto actor_def = ctx.actor_task(req.name))
+    defaults = &actor_def->defaults;
+  if (defaults == nullptr)
+    return make_error(errc::unknown_handler,
+                      "this runner has no task named \"" + req.name + "\"");
+  named_spawn result{spawn_builder{req.name, *defaults}, defaults->channel_name,
+                     defaults->channel_args};
+  auto& b = result.builder;
+  if (req.id)
+    b.id(*req.id);
+  if (req.channel_name) {
+    b.channel_name(*req.channel_name);
+    result.channel_name = *req.channel_name;
+  }
+  if (req.channel_args) {
+    b.channel_args(*req.channel_args);
+    result.channel_args = *req.channel_args;
+  }
+  if (req.delay)
+    b.delay(micros(*req.delay));
+  if (req.run_at)
+    b.run_at(wall(*req.run_at));
+  if (req.retries)
+    b.retries(*req.retries);
+  if (req.backoff)
+    b.backoff(micros(*req.backoff));
+  if (req.backoff_cap)
+    b.backoff_cap(micros(*req.backoff_cap));
+  if (req.ordered)
+    b.ordered(*req.ordered);
+  if (req.commit_interval)
+    b.commit_interval(micros(*req.commit_interval));
+  if (req.timeout)
+    b.timeout(micros(*req.timeout));
+  if (req.deadline)
+    b.deadline(wall(*req.deadline));
+  if (req.unique_key)
+    b.unique_key(*req.unique_key);
+  if (req.json)
+    b.raw_json(*req.json);
+  if (req.bytes)
+    b.bytes(*req.bytes);
+  if (auto err = b.validate())
+    return err;
+  return result;
+}
+
+} // namespace cafmq::actors

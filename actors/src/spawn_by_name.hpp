@@ -1,0 +1,29 @@
+#pragma once
+
+// A spawn sent by name (spawn_request, from another node or the CLI) made
+// into a spawn_builder: the task definition's defaults, overridden by every
+// field the request sets, with spawn_builder's checks.
+
+#include <string>
+
+#include <caf/expected.hpp>
+
+#include "cafmq/actors/context.hpp"
+#include "cafmq/spawn.hpp"
+
+namespace cafmq::actors {
+
+struct named_spawn {
+  spawn_builder builder;
+  /// Where the task goes (for its `spawned` event).
+  std::string channel_name;
+  std::string channel_args;
+};
+
+/// `errc::unknown_handler` if this runtime has no task of that name; the
+/// builder's own error if an option is out of range. The JSON is checked
+/// when spawning.
+caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
+                                         const spawn_request& req);
+
+} // namespace cafmq::actors

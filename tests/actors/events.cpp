@@ -1,0 +1,235 @@
+#define CAF_SUITE events
+#include <caf/test/dsl.hpp>
+
+#include "cafmq/actors/event_hub.hpp"
+#include "spawn_by_name.hpp"
+#include "support/stand_ins.hpp"
+
+using namespace caf;
+using namespace cafmq;
+using namespace cafmq::actors;
+using namespace cafmq::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct event_book {
+  std::vector<task_event> events;
+  int batches = 0;
+
+  std::vector<std::pair<task_event::kind_t, uuid>> seen() const {
+    std::vector<std::pair<task_event::kind_t, uuid>> result;
+    for (auto& x : events)
+      result.emplace_back(x.kind, x.id);
+    return result;
+  }
+};
+
+event_actor::behavior_type collector(event_actor::pointer,
+                                     std::shared_ptr<event_book> book) {
+  return {
+    [=](event_atom, const std::vector<task_event>& xs) {
+      ++book->batches;
+      book->events.insert(book->events.end(), xs.begin(), xs.end());
+    },
+  };
+}
+
+claimed_task in_channel(std::string name, std::string channel) {
+  auto result = make_task(std::move(name));
+  result.channel_name = std::move(channel);
+  return result;
+}
+
+struct events_fixture : fixture {
+  events_fixture() {
+    task_options ward;
+    ward.channel_name = "ward";
+    ward.channel_args = "east";
+    cfg.actor_tasks = {{"patient", cooperative_handler, ward, nullptr}};
+    cfg.max_poll_wait = 1h;
+  }
+
+  event_actor subscribe(event_filter filter) {
+    auto subscriber = sys.spawn(collector, book);
+    self->send(rt, subscribe_atom::value, std::move(filter), subscriber);
+    settle();
+    return subscriber;
+  }
+
+  void claim_next(std::vector<claimed_task> tasks) {
+    claim_result batch;
+    batch.tasks = std::move(tasks);
+    log->claims.push_back(batch);
+    anon_send(dispatcher(), rescan_atom::value);
+    settle();
+  }
+
+  const event_bus& bus() {
+    return *state().ctx->events;
+  }
+
+  using seen_t = std::vector<std::pair<task_event::kind_t, uuid>>;
+
+  std::shared_ptr<event_book> book = std::make_shared<event_book>();
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(events_tests, events_fixture)
+
+CAF_TEST(a subscriber sees started and each written outcome of its channel) {
+  start();
+  subscribe({event_filter::channel_name, "a"});
+  CAF_CHECK(bus().active());
+  auto ok = in_channel("ok", "a");
+  auto boom = in_channel("boom", "a");
+  auto elsewhere = in_channel("ok", "b");
+  claim_next({ok, boom, elsewhere});
+  CAF_CHECK_EQUAL(completed_count(), 2u);
+  // Started as one batch per channel, then the outcomes once written.
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, ok.id},
+                                        {task_event::started, boom.id},
+                                        {task_event::completed, ok.id},
+                                        {task_event::failed, boom.id}}));
+  auto& failed = book->events.back();
+  CAF_CHECK_EQUAL(failed.name, "boom");
+  CAF_CHECK_EQUAL(failed.channel_name, "a");
+  CAF_CHECK_EQUAL(failed.attempt, 1);
+  CAF_CHECK_EQUAL(failed.node, "test");
+  CAF_CHECK(failed.retryable); // attempt 1 of 5
+  CAF_CHECK(failed.error.find("boom") != std::string::npos);
+}
+
+CAF_TEST(events before the first subscriber are not kept) {
+  start();
+  auto before = in_channel("ok", "a");
+  claim_next({before});
+  CAF_CHECK(!bus().active());
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  subscribe({});
+  auto after = in_channel("ok", "a");
+  claim_next({after});
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, after.id},
+                                        {task_event::completed, after.id}}));
+}
+
+CAF_TEST(a filter by task name passes only that task) {
+  start();
+  subscribe({event_filter::task_name, "boom"});
+  auto ok = in_channel("ok", "a");
+  auto boom = in_channel("boom", "a");
+  claim_next({ok, boom});
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, boom.id},
+                                        {task_event::failed, boom.id}}));
+}
+
+CAF_TEST(an attempt given back by a stop is reported released) {
+  start();
+  subscribe({});
+  auto patient = in_channel("patient", "ward");
+  claim_next({patient});
+  request_stop();
+  settle();
+  // The handler actor honours the shutdown cancel after the timeout.
+  advance(cfg.shutdown_timeout);
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, patient.id},
+                                        {task_event::released, patient.id}}));
+  CAF_CHECK(stop_answered());
+}
+
+CAF_TEST(a subscriber that ends is dropped) {
+  start();
+  auto subscriber = subscribe({});
+  auto second = subscribe({});
+  anon_send_exit(subscriber, exit_reason::user_shutdown);
+  settle();
+  CAF_CHECK(bus().active());
+  CAF_CHECK_EQUAL(bus().subscriptions().size(), 1u);
+  anon_send_exit(second, exit_reason::user_shutdown);
+  settle();
+  CAF_CHECK(!bus().active());
+  CAF_CHECK(bus().subscriptions().empty());
+}
+
+CAF_TEST(a restarted hub serves the subscriptions on) {
+  start();
+  subscribe({});
+  auto old = state().events;
+  anon_send_exit(old, exit_reason::kill);
+  settle();
+  CAF_CHECK(state().events != old);
+  CAF_CHECK(bus().hub() == state().events);
+  CAF_CHECK(logged("actor crashed, restarted"));
+  auto ok = in_channel("ok", "a");
+  claim_next({ok});
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, ok.id},
+                                        {task_event::completed, ok.id}}));
+}
+
+CAF_TEST(spawns through the runtime go to the write database) {
+  start();
+  subscribe({});
+  spawn_request req;
+  req.name = "patient";
+  req.id = uuid::random();
+  req.json = "[1]";
+  self->send(rt, spawn_atom::value, req);
+  settle();
+  spawn_reply reply;
+  self->receive([&](const spawn_reply& x) { reply = x; });
+  CAF_CHECK_EQUAL(reply.id, *req.id);
+  CAF_REQUIRE_EQUAL(log->spawns.size(), 1u);
+  CAF_CHECK_EQUAL(*log->spawns[0].json, "[1]");
+  // The event names where the task goes: the definition's channel.
+  CAF_REQUIRE_EQUAL(book->events.size(), 1u);
+  auto& spawned = book->events[0];
+  CAF_CHECK_EQUAL(spawned.kind, task_event::spawned);
+  CAF_CHECK_EQUAL(spawned.id, *req.id);
+  CAF_CHECK_EQUAL(spawned.channel_name, "ward");
+  CAF_CHECK_EQUAL(spawned.channel_args, "east");
+}
+
+CAF_TEST(a spawn by name starts from the definition and overrides what is set) {
+  runtime_context ctx{cfg};
+  spawn_request req;
+  req.name = "patient";
+  auto plain = resolve_spawn(ctx, req);
+  CAF_REQUIRE(plain);
+  CAF_CHECK_EQUAL(plain->channel_name, "ward");
+  CAF_CHECK_EQUAL(plain->channel_args, "east");
+  req.channel_name = "icu";
+  req.channel_args = "";
+  auto moved = resolve_spawn(ctx, req);
+  CAF_REQUIRE(moved);
+  CAF_CHECK_EQUAL(moved->channel_name, "icu");
+  CAF_CHECK_EQUAL(moved->channel_args, "");
+  auto spec = moved->builder.to_spec();
+  CAF_CHECK_EQUAL(spec["channel_name"], "icu");
+  CAF_CHECK_EQUAL(spec["max_attempts"], 5);
+  req.retries = 2;
+  req.ordered = true;
+  spec = resolve_spawn(ctx, req)->builder.to_spec();
+  CAF_CHECK_EQUAL(spec["max_attempts"], 3);
+  CAF_CHECK_EQUAL(spec["ordered"], true);
+}
+
+CAF_TEST(a spawn by name refuses unknown names and bad input) {
+  runtime_context ctx{cfg};
+  spawn_request req;
+  req.name = "nobody";
+  CAF_CHECK_EQUAL(code_of(resolve_spawn(ctx, req).error()),
+                  errc::unknown_handler);
+  req.name = "ok";
+  req.json = "{";
+  CAF_CHECK_EQUAL(code_of(resolve_spawn(ctx, req).error()), errc::invalid_json);
+  req.json = caf::none;
+  req.retries = -3;
+  CAF_CHECK_EQUAL(code_of(resolve_spawn(ctx, req).error()),
+                  errc::invalid_argument);
+  req.retries = caf::none;
+  req.channel_name = std::string(300, 'x');
+  CAF_CHECK_EQUAL(code_of(resolve_spawn(ctx, req).error()), errc::invalid_name);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
