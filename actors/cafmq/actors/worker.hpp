@@ -11,16 +11,19 @@
 // fail with a clear error (there is no database here). When the runner node
 // is lost, running handlers are cancelled, their outcomes dropped (the
 // runner fails those attempts itself), and the worker actor quits with the
-// reason. Takes: see worker_actor in protocol.hpp.
+// reason. Takes: see worker_actor in protocol.hpp. A program that is not a
+// CAF application runs one through the blocking facade (worker_node).
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include <caf/expected.hpp>
 #include <caf/fwd.hpp>
 
 #include "cafmq/actors/log.hpp"
+#include "cafmq/actors/node_options.hpp"
 #include "cafmq/actors/protocol.hpp"
 #include "cafmq/registry.hpp"
 
@@ -51,5 +54,38 @@ caf::error check(worker_config& cfg);
 /// `add_message_types` called on it. `cfg` must have passed `check`.
 worker_actor spawn_worker(caf::actor_system& sys, node_actor node,
                           worker_config cfg);
+
+/// A worker node for programs that are not CAF applications: an actor
+/// system of its own (the middleman with the node heartbeat, see
+/// enable_nodes), connected to the runner node at `where`.
+class worker_node {
+public:
+  ~worker_node();
+
+  /// Checks `cfg`, connects (connect_node) and spawns the worker, which
+  /// joins the runner. With `where.tls`, `tls` names this node's
+  /// certificate, key and CA.
+  static caf::expected<std::unique_ptr<worker_node>>
+  start(worker_config cfg, const node_endpoint& where,
+        const tls_options& tls = {});
+
+  /// Blocks until the worker ends: none when its runner let it go, else
+  /// why (the join was refused, the runner node was lost).
+  caf::error wait();
+
+  /// Leaves the runner: attempts that have not started are given back,
+  /// running handlers are cancelled and reported. Idempotent.
+  void stop();
+
+  /// The worker actor.
+  worker_actor handle() const;
+
+private:
+  struct impl;
+
+  explicit worker_node(std::unique_ptr<impl> ptr);
+
+  std::unique_ptr<impl> impl_;
+};
 
 } // namespace cafmq::actors
