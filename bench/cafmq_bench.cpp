@@ -9,8 +9,9 @@
 //                                      the peers' style, numbered from rep R)
 //
 // Parts: spawn (one at a time, and all N in one batch), drain (runner with
-// default options), drain_watch (drain with 100 tasks watched), drain_tx
-// (each handler completes in its own transaction), latency (spawn ->
+// default options), drain_remote (the same with the handlers on a worker
+// node joined over loopback TCP), drain_watch (drain with 100 tasks watched),
+// drain_tx (each handler completes in its own transaction), latency (spawn ->
 // handler start at 100 tasks/s on an idle runner), raw (PostgreSQL's own
 // single-commit and batched dequeue limits on this machine). After every
 // drain the harness checks that each task completed exactly once.
@@ -31,6 +32,7 @@
 #include <pqxx/pqxx>
 
 #include "cafmq/actors/runner.hpp"
+#include "cafmq/actors/worker.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/error.hpp"
@@ -184,7 +186,7 @@ void check_table(pqxx::connection& conn, int n) {
         + std::to_string(n));
 }
 
-enum class drain_kind { plain, watched, transactional };
+enum class drain_kind { plain, watched, transactional, remote };
 
 // Runner start to the first handler, per drain (start-up cost).
 std::vector<double> first_start_ms;
@@ -299,6 +301,17 @@ drain_rates drain(drain_kind kind) {
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
   cfg.tasks = tasks;
+  std::shared_ptr<const cafmq::registry> remote_tasks;
+  if (kind == drain_kind::remote) {
+    // The runner runs no handler of "noop": a worker node does.
+    remote_tasks = tasks;
+    auto local = std::make_shared<cafmq::registry>();
+    local->add(
+      {"local_only", [](cafmq::current_task&) { return caf::error{}; }, {}});
+    cfg.tasks = local;
+    cfg.publish.port = 0;
+    cfg.publish.secret = "bench";
+  }
   if (min_concurrency > 0)
     cfg.min_concurrency = min_concurrency;
   if (max_concurrency > 0)
@@ -307,6 +320,19 @@ drain_rates drain(drain_kind kind) {
     cfg.prefetch = prefetch;
   auto t0 = clock_type::now();
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
+  std::unique_ptr<cafmq::actors::worker_node> worker;
+  if (kind == drain_kind::remote) {
+    // Its own actor system in this process, over loopback TCP like a
+    // worker node on another host: every batch and outcome is serialized.
+    cafmq::actors::worker_config wcfg;
+    wcfg.node = "bench-worker";
+    wcfg.tasks = remote_tasks;
+    wcfg.capacity = cfg.max_concurrency;
+    cafmq::actors::node_endpoint where;
+    where.port = *runner->node_port();
+    where.secret = cfg.publish.secret;
+    worker = check(cafmq::actors::worker_node::start(wcfg, where), "worker");
+  }
   // Polling the table would cost the database a scan; the runner counts.
   {
     // Waiting, not polling the runner: the harness stays out of the way
@@ -318,6 +344,7 @@ drain_rates drain(drain_kind kind) {
     std::this_thread::sleep_for(2ms);
   runner->stop(); // writes the last outcomes
   auto secs = seconds_since(t0);
+  worker.reset(); // its runner let it go
   if (watcher)
     watcher->get_notifs();
   check_table(conn, n_tasks);
@@ -586,7 +613,8 @@ double raw_dequeue(bool batched) {
 } // namespace
 
 int main(int argc, char** argv) {
-  // "scale" and "channels" are not run by default (1M rows take a while).
+  // "scale" and "channels" are not run by default (1M rows take a while),
+  // nor "drain_remote".
   std::set<std::string> parts{"spawn",    "drain",   "drain_watch",
                               "drain_tx", "latency", "raw"};
   for (int i = 1; i < argc; ++i) {
@@ -629,6 +657,13 @@ int main(int argc, char** argv) {
       report("drain, all outcomes written", "tasks/s", rates.written);
       report("drain: runner start to first handler", "ms",
              first_start_ms.back());
+    }
+    if (parts.count("drain_remote")) {
+      auto rates = drain(drain_kind::remote);
+      report("drain, handlers on a remote worker node, N-th start", "tasks/s",
+             rates.started);
+      report("drain, handlers on a remote worker node, written", "tasks/s",
+             rates.written);
     }
     if (parts.count("drain_watch"))
       report("drain, 100 tasks watched", "tasks/s",

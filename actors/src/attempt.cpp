@@ -12,7 +12,7 @@ namespace {
 /// Writes of a running handler: completion is recorded by the runtime when
 /// the handler returns (batched by the completer); checkpoints and manual
 /// keep-alives go to the database actor and wait for it, at most `timeout`.
-class runtime_backend : public task_backend {
+class runtime_backend : public attempt_backend {
 public:
   runtime_backend(caf::actor_system& sys, database_actor db,
                   caf::timespan timeout)
@@ -49,17 +49,7 @@ public:
     return result;
   }
 
-  void completed_in_transaction(const attempt_ref&) override {
-    recorded_ = true;
-  }
-
-  /// True when the handler completed in its own transaction.
-  bool recorded() const noexcept {
-    return recorded_;
-  }
-
 private:
-  bool recorded_ = false;
   caf::actor_system& sys_;
   database_actor db_;
   caf::timespan timeout_;
@@ -71,6 +61,15 @@ task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
                          caf::actor_system& sys, const database_actor& db,
                          caf::timespan timeout, const claimed_task& data,
                          const std::shared_ptr<cancellation>& token) {
+  return run_attempt(tasks, filter,
+                     std::make_shared<runtime_backend>(sys, db, timeout), data,
+                     token);
+}
+
+task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
+                         const std::shared_ptr<attempt_backend>& backend,
+                         const claimed_task& data,
+                         const std::shared_ptr<cancellation>& token) {
   task_outcome result;
   result.ref = {data.id, data.attempt};
   auto def = tasks.find(data.name);
@@ -80,7 +79,6 @@ task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
     result.error = "no handler for task " + data.name;
     return result;
   }
-  auto backend = std::make_shared<runtime_backend>(sys, db, timeout);
   current_task task{data, backend, token};
   caf::error err;
   try {

@@ -10,6 +10,7 @@
 
 #include "cafmq/actors/protocol.hpp"
 #include "cafmq/registry.hpp"
+#include "cafmq/task_backend.hpp"
 
 namespace cafmq::actors {
 
@@ -20,6 +21,29 @@ namespace cafmq::actors {
 /// failed is given back; `filter` decides what is retryable.
 task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
                    const cancellation& token, const failure_filter& filter);
+
+/// Where a running handler's writes go, remembering whether it completed
+/// in its own transaction (then there is nothing left to write).
+class attempt_backend : public task_backend {
+public:
+  void completed_in_transaction(const attempt_ref&) override {
+    recorded_ = true;
+  }
+
+  bool recorded() const noexcept {
+    return recorded_;
+  }
+
+private:
+  bool recorded_ = false;
+};
+
+/// Runs one attempt's handler on the calling thread, its writes going to
+/// `backend`, and judges its outcome.
+task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
+                         const std::shared_ptr<attempt_backend>& backend,
+                         const claimed_task& data,
+                         const std::shared_ptr<cancellation>& token);
 
 /// Runs one attempt's handler on the calling thread and judges its outcome.
 /// Checkpoints and keep-alives go to `db`, each bounded by `timeout`.

@@ -49,6 +49,8 @@ void start_pool(supervisor_ptr self) {
   auto db = st.parts.backend_db ? st.parts.backend_db : st.write_db;
   st.pool = spawn_pool(self->system(), st.ctx, st.parts.make_executor(), db);
   adopt(self, st.pool);
+  if (st.dispatcher)
+    self->send(st.pool, peers_atom::value, offer_listener_actor{st.dispatcher});
 }
 
 void start_dispatcher(supervisor_ptr self) {
@@ -56,6 +58,8 @@ void start_dispatcher(supervisor_ptr self) {
   st.dispatcher = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool,
                                    st.completer, me(self));
   adopt(self, st.dispatcher);
+  // Workers that joined before a restart are still there.
+  self->send(st.pool, peers_atom::value, offer_listener_actor{st.dispatcher});
 }
 
 void start_keeper(supervisor_ptr self) {

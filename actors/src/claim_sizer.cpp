@@ -31,7 +31,7 @@ int claim_sizer::prefetch_now(time_point now) {
 
 int claim_sizer::limit(time_point now, int held) {
   auto prefetch = prefetch_now(now);
-  auto result = max_ + prefetch - held;
+  auto result = max_ + extra_ + prefetch - held;
   if (held >= min_ && result < std::max(min_, prefetch / 4))
     return 0;
   return std::max(0, result);
@@ -40,7 +40,7 @@ int claim_sizer::limit(time_point now, int held) {
 void claim_sizer::claimed(int limit, int n, int held) {
   auto full = n == limit;
   if (full && held < min_)
-    ramp_ = std::min(cap_, std::max(max_, ramp_ * 4));
+    ramp_ = std::min(cap_, std::max(max_ + extra_, ramp_ * 4));
   else if (!full)
     ramp_ = 0;
 }

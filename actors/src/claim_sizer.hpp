@@ -1,6 +1,7 @@
 #pragma once
 
-// How much the dispatcher claims: up to max_concurrency + prefetch held,
+// How much the dispatcher claims: up to max_concurrency (plus the capacity
+// of joined workers) + prefetch held,
 // where prefetch is what the runner finishes in prefetch_window at its
 // measured rate (at most cfg.prefetch). While full claims come back to a
 // starved runner (start-up, bursts) the claim-ahead grows x4 per claim up to
@@ -28,6 +29,11 @@ public:
   /// A claim for `limit` returned `n` attempts while `held` were held.
   void claimed(int limit, int n, int held);
 
+  /// Joined workers run this many attempts at once beyond max_concurrency.
+  void capacity(int extra) {
+    extra_ = extra > 0 ? extra : 0;
+  }
+
   /// Attempts finished (not given back): the rate estimate's input.
   void finished(long long n) {
     finished_since_ += n;
@@ -38,6 +44,7 @@ private:
 
   int min_;
   int max_;
+  int extra_ = 0;
   int cap_;
   std::chrono::duration<double> window_;
   std::optional<time_point> rate_since_;

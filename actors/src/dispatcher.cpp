@@ -209,8 +209,17 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       if (!on)
         maybe_claim(self);
     },
-    [=](offer_atom, const std::vector<std::string>&, std::int32_t) {
-      // TODO(workers): claim the offered names, with their capacity.
+    [=](offer_atom, const std::vector<std::string>& offered,
+        std::int32_t capacity) {
+      // Joined workers run these names: claim them too, and hold as many
+      // more attempts as they run at once.
+      auto& st = self->state;
+      std::set<std::string> names{offered.begin(), offered.end()};
+      for (auto& name : st.ctx->cfg.task_names())
+        names.insert(name);
+      st.request.names.assign(names.begin(), names.end());
+      st.sizer->capacity(capacity);
+      maybe_claim(self);
     },
     [=](peers_atom, database_actor& x) { self->state.claim_db = std::move(x); },
     [=](peers_atom, pool_actor& x) {

@@ -58,9 +58,16 @@ void report(pool_ptr self, task_outcome outcome) {
     return;
   auto x = std::move(i->second);
   st.running->erase(i);
+  add_outcome(self, x.owner, std::move(outcome));
+  if (x.port) {
+    for (auto& w : *st.workers)
+      if (w.port == x.port)
+        --w.load;
+    pump_remote(self);
+    return;
+  }
   if (!x.pooled)
     --st.scheduled;
-  add_outcome(self, x.owner, std::move(outcome));
   start_waiting(self);
 }
 
@@ -70,6 +77,12 @@ void flush(pool_ptr self) {
   if (!st.to_executor.empty()) {
     st.exec->post(std::move(st.to_executor));
     st.to_executor.clear();
+  }
+  for (auto& w : *st.workers) {
+    if (!w.batch.empty()) {
+      self->send(w.port, run_atom::value, std::move(w.batch));
+      w.batch.clear();
+    }
   }
   for (auto& kvp : st.to_owners)
     self->send(kvp.first, done_atom::value, std::move(kvp.second));
@@ -146,6 +159,16 @@ void start(pool_ptr self, claimed_task task, channel_actor owner) {
   }
   auto actor_def = st.ctx->actor_task(task.name);
   auto def = st.ctx->cfg.tasks ? st.ctx->cfg.tasks->find(task.name) : nullptr;
+  if (actor_def == nullptr && def == nullptr) {
+    // Claimed for joined workers: placed on one, or given back if they
+    // all left since the claim.
+    if (runs_remotely(self, task.name))
+      place_remotely(self, std::move(task), std::move(owner));
+    else
+      add_outcome(self, owner,
+                  unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
+    return;
+  }
   if (actor_def == nullptr && def != nullptr && def->blocking) {
     post(self, std::move(task), std::move(owner));
     return;
@@ -176,17 +199,23 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
   st.ctx = std::move(ctx);
   st.exec = std::move(exec);
   st.db = std::move(db);
-  self->attach_functor(
-    [running = st.running, exec = st.exec](const caf::error&) {
-      // However we end, handlers learn it: tokens fire, actors go.
-      exec->close();
-      for (auto& kvp : *running) {
-        kvp.second.token->cancel(cancel_reason::shutdown);
-        if (kvp.second.handler)
-          caf::anon_send_exit(kvp.second.handler, caf::exit_reason::kill);
-      }
-    });
-  self->set_down_handler([=](caf::down_msg& msg) { handler_down(self, msg); });
+  self->attach_functor([running = st.running, exec = st.exec,
+                        workers = st.workers](const caf::error&) {
+    // However we end, handlers learn it: tokens fire, actors go, ports
+    // tell their workers.
+    exec->close();
+    for (auto& w : *workers)
+      caf::anon_send_exit(w.port, caf::exit_reason::user_shutdown);
+    for (auto& kvp : *running) {
+      kvp.second.token->cancel(cancel_reason::shutdown);
+      if (kvp.second.handler)
+        caf::anon_send_exit(kvp.second.handler, caf::exit_reason::kill);
+    }
+  });
+  self->set_down_handler([=](caf::down_msg& msg) {
+    if (!worker_down(self, msg))
+      handler_down(self, msg);
+  });
   return {
     [=](run_atom, std::vector<claimed_task>& tasks) {
       auto owner = caf::actor_cast<channel_actor>(self->current_sender());
@@ -197,6 +226,10 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
     [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
       auto& st = self->state;
       auto i = st.running->find(ref);
+      if (i != st.running->end() && i->second.port) {
+        self->send(i->second.port, cancel_atom::value, ref, why);
+        return;
+      }
       if (i != st.running->end()) {
         // Still waiting for a thread: it ends now, without running.
         if (i->second.pooled && st.exec->take(ref)) {
@@ -207,16 +240,24 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
         fire(self, ref, i->second, why);
         return;
       }
-      for (auto w = st.waiting.begin(); w != st.waiting.end(); ++w) {
-        if (w->first.id == ref.id && w->first.attempt == ref.attempt) {
-          auto owner = std::move(w->second);
-          auto filter = st.ctx->filter_of(w->first.name);
-          st.waiting.erase(w);
-          add_outcome(self, owner, unstarted_outcome(ref, why, filter));
-          flush(self);
-          return;
+      auto take_from = [&](waiting_list& xs) {
+        for (auto w = xs.begin(); w != xs.end(); ++w) {
+          if (w->first.id == ref.id && w->first.attempt == ref.attempt) {
+            auto owner = std::move(w->second);
+            auto filter = st.ctx->filter_of(w->first.name);
+            xs.erase(w);
+            add_outcome(self, owner, unstarted_outcome(ref, why, filter));
+            flush(self);
+            return true;
+          }
         }
-      }
+        return false;
+      };
+      if (take_from(st.waiting))
+        return;
+      for (auto& kvp : st.remote_waiting)
+        if (take_from(kvp.second))
+          return;
     },
     [=](collect_atom) {
       for (auto& outcome : self->state.outbox->take())
@@ -228,17 +269,24 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
       flush(self);
     },
     [=](kill_atom, const attempt_ref& ref) { kill_handler(self, ref); },
-    [=](join_atom, const worker_offer&,
-        const worker_actor&) -> caf::result<worker_port_actor> {
-      // TODO(workers): spawn a port.
-      return caf::make_error(caf::sec::invalid_argument);
+    [=](join_atom, worker_offer& offer, worker_actor& worker) {
+      return join_worker(self, std::move(offer), std::move(worker));
     },
     [=](done_atom, std::vector<task_outcome>& outcomes) {
       for (auto& outcome : outcomes)
         report(self, std::move(outcome));
       flush(self);
     },
-    [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
+    [=](peers_atom, database_actor& x) {
+      for (auto& w : *self->state.workers)
+        self->send(w.port, peers_atom::value, x);
+      self->state.db = std::move(x);
+    },
+    [=](peers_atom, offer_listener_actor& x) {
+      self->state.offers_to = std::move(x);
+      if (!self->state.workers->empty())
+        report_offer(self);
+    },
     [=](stop_atom) {
       auto& st = self->state;
       st.stopping = true;
@@ -250,6 +298,7 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
                                       cancel_reason::shutdown, nullptr));
       for (auto& ref : st.exec->take_all())
         report(self, unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
+      stop_workers(self);
       flush(self);
     },
   };

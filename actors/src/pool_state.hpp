@@ -5,7 +5,7 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -14,6 +14,7 @@
 #include "cafmq/actors/context.hpp"
 #include "cafmq/actors/protocol.hpp"
 #include "executor.hpp"
+#include "outcome_box.hpp"
 
 namespace cafmq::actors::pool_impl {
 
@@ -23,6 +24,8 @@ struct running_attempt {
   failure_filter filter;
   // A handler actor's handle; invalid for function handlers.
   handler_actor handler;
+  // The port of the worker that runs it; invalid for local handlers.
+  worker_port_actor port;
   // A handler actor's failed answer, reported when its down message tells
   // more (the exit reason).
   caf::error pending;
@@ -32,24 +35,17 @@ struct running_attempt {
 
 using running_map = std::unordered_map<attempt_ref, running_attempt>;
 
-struct outcome_box {
-  std::mutex mtx;
-  std::vector<task_outcome> items;
-
-  // Adds an outcome; true if the box was empty (then the pool needs telling).
-  bool put(task_outcome x) {
-    std::lock_guard<std::mutex> guard{mtx};
-    items.push_back(std::move(x));
-    return items.size() == 1;
-  }
-
-  std::vector<task_outcome> take() {
-    std::vector<task_outcome> result;
-    std::lock_guard<std::mutex> guard{mtx};
-    result.swap(items);
-    return result;
-  }
+// A joined worker, as the pool places attempts on it.
+struct worker_entry {
+  worker_port_actor port;
+  worker_offer offer;
+  // Attempts on it now.
+  int load = 0;
+  // Attempts placed by the current message, sent in one batch by `flush`.
+  std::vector<claimed_task> batch;
 };
+
+using waiting_list = std::deque<std::pair<claimed_task, channel_actor>>;
 
 struct pool_state {
   context_ptr ctx;
@@ -66,6 +62,13 @@ struct pool_state {
   // owner, one post to the executor.
   std::vector<std::pair<channel_actor, std::vector<task_outcome>>> to_owners;
   std::vector<executor::job> to_executor;
+  // Joined workers; shared with the exit hook, which stops their ports.
+  std::shared_ptr<std::vector<worker_entry>> workers
+    = std::make_shared<std::vector<worker_entry>>();
+  // Attempts of names only workers run, waiting for a free worker.
+  std::unordered_map<std::string, waiting_list> remote_waiting;
+  // Told what the workers offer.
+  offer_listener_actor offers_to;
   bool stopping = false;
   static inline const char* name = "cafmq.pool";
 };
@@ -96,6 +99,31 @@ void run_actor_handler(pool_ptr self, const actor_task_definition& def,
 
 /// A handler actor ended: if it had not answered, its attempt failed.
 void handler_down(pool_ptr self, const caf::down_msg& msg);
+
+// remote_workers.cpp: attempts on joined workers.
+
+/// True if no local handler runs `name` but a joined worker offers it.
+bool runs_remotely(pool_ptr self, const std::string& name);
+
+/// Places an attempt on the least loaded worker that offers its name, or
+/// queues it until one has room.
+void place_remotely(pool_ptr self, claimed_task task, channel_actor owner);
+
+/// Places queued attempts on workers with room.
+void pump_remote(pool_ptr self);
+
+/// A worker joins: spawns and monitors its port.
+caf::result<worker_port_actor> join_worker(pool_ptr self, worker_offer offer,
+                                           worker_actor worker);
+
+/// A port ended: forgets its worker; true if `msg` was about a port.
+bool worker_down(pool_ptr self, const caf::down_msg& msg);
+
+/// Tells the dispatcher what the workers offer now.
+void report_offer(pool_ptr self);
+
+/// The stop: gives back what waits for a worker, stops the ports.
+void stop_workers(pool_ptr self);
 
 /// The grace period after a cancel passed: kill a handler actor that has
 /// not answered.

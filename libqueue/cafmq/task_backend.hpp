@@ -29,6 +29,10 @@ public:
 
   /// Called after the attempt completed inside a caller's transaction.
   virtual void completed_in_transaction(const attempt_ref& x);
+
+  /// Whether the attempt may be completed or checkpointed inside a caller's
+  /// transaction; an error says why not (a worker node has no database).
+  virtual caf::error may_write_in_transaction(const attempt_ref& x);
 };
 
 /// The error of a write whose attempt is no longer current.

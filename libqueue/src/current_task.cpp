@@ -14,6 +14,10 @@ void task_backend::completed_in_transaction(const attempt_ref&) {
   // nop
 }
 
+caf::error task_backend::may_write_in_transaction(const attempt_ref&) {
+  return caf::none;
+}
+
 caf::error stale_attempt_error(const attempt_ref& x) {
   return make_error(errc::stale_attempt, "attempt " + std::to_string(x.attempt)
                                            + " of task " + to_string(x.id)
@@ -36,6 +40,8 @@ caf::error current_task::complete() {
 }
 
 caf::error current_task::complete(pqxx::transaction_base& tx) {
+  if (auto err = backend_->may_write_in_transaction(ref()))
+    return err;
   auto err = guarded([&]() -> caf::error {
     if (detail::complete(tx, {ref()}).empty())
       return stale_attempt_error(ref());
@@ -55,6 +61,8 @@ caf::error current_task::checkpoint(const cafmq::checkpoint& cp) {
 
 caf::error current_task::checkpoint(pqxx::transaction_base& tx,
                                     const cafmq::checkpoint& cp) {
+  if (auto err = backend_->may_write_in_transaction(ref()))
+    return err;
   return guarded([&]() -> caf::error {
     if (!detail::checkpoint(tx, ref(), cp))
       return stale_attempt_error(ref());

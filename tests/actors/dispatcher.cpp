@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "support/runtime_fixture.hpp"
+#include "support/stand_ins.hpp"
 
 using namespace caf;
 using namespace cafmq;
@@ -335,6 +335,76 @@ CAF_TEST(a paused channel starts nothing and is not claimed) {
   settle();
   self->receive([](bool) {});
   CAF_CHECK(log->requests.back().paused.empty());
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
+CAF_TEST_FIXTURE_SCOPE(dispatcher_offer_tests, fixture)
+
+CAF_TEST(offered names are claimed with the workers capacity) {
+  start();
+  CAF_CHECK_EQUAL(log->requests.back().names,
+                  std::vector<std::string>({"boom", "ok", "quick", "typed"}));
+  CAF_CHECK_EQUAL(log->claim_limits.back(), 4);
+  anon_send(dispatcher(), offer_atom::value,
+            std::vector<std::string>{"remote", "ok"}, std::int32_t{10});
+  settle();
+  CAF_REQUIRE_EQUAL(log->claim_calls, 2);
+  CAF_CHECK_EQUAL(
+    log->requests.back().names,
+    std::vector<std::string>({"boom", "ok", "quick", "remote", "typed"}));
+  CAF_CHECK_EQUAL(log->claim_limits.back(), 14);
+  // No worker offers it any more: it is no longer claimed.
+  anon_send(dispatcher(), offer_atom::value, std::vector<std::string>{},
+            std::int32_t{0});
+  settle();
+  CAF_REQUIRE_EQUAL(log->claim_calls, 3);
+  CAF_CHECK_EQUAL(log->requests.back().names,
+                  std::vector<std::string>({"boom", "ok", "quick", "typed"}));
+  CAF_CHECK_EQUAL(log->claim_limits.back(), 4);
+}
+
+CAF_TEST(a joined worker runs the attempts of the names it offers) {
+  start();
+  auto worker = sys.spawn(stand_in_worker);
+  self->send(rt, join_atom::value, worker_offer{"w1", {"remote"}, 2, 0},
+             worker);
+  settle();
+  worker_port_actor port;
+  self->receive([&](worker_port_actor& x) { port = std::move(x); });
+  CAF_CHECK_EQUAL(log->claim_limits.back(), 6);
+  claim_result batch;
+  auto r1 = make_task("remote");
+  auto r2 = make_task("remote");
+  batch.tasks = {r1, r2};
+  log->claims.push_back(batch);
+  anon_send(dispatcher(), rescan_atom::value);
+  settle();
+  auto& runs = deref<worker_stand_in>(worker).state.runs;
+  CAF_REQUIRE_EQUAL(runs.size(), 1u);
+  CAF_CHECK_EQUAL(runs[0].size(), 2u);
+  // Their leases are renewed like local attempts'.
+  advance(10s);
+  CAF_REQUIRE(!log->renewals.empty());
+  CAF_CHECK_EQUAL(ids_of(log->renewals.back()),
+                  ids_of({ref_of(r1), ref_of(r2)}));
+  // One completes; the worker dies with the other: it fails at once.
+  anon_send(port, done_atom::value,
+            std::vector<task_outcome>{outcome(r1, task_outcome::completed)});
+  settle();
+  anon_send_exit(worker, exit_reason::kill);
+  settle();
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK_EQUAL(failed[0].ref, ref_of(r2));
+  CAF_CHECK(failed[0].retryable);
+  CAF_CHECK(failed[0].error.find("worker node w1 lost") != std::string::npos);
+  // The worker is forgotten: its name is claimed no more.
+  anon_send(dispatcher(), rescan_atom::value);
+  settle();
+  CAF_CHECK_EQUAL(log->requests.back().names,
+                  std::vector<std::string>({"boom", "ok", "quick", "typed"}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -24,6 +24,8 @@ struct dispatcher_log {
   // The answer to channels_atom, and how often it was asked.
   std::vector<channel_actor> channels;
   int channel_asks = 0;
+  // What the pool said joined workers offer: names and capacity.
+  std::vector<std::pair<std::vector<std::string>, std::int32_t>> offers;
 };
 
 using dispatcher_stand_in = dispatcher_actor::stateful_base<dispatcher_log>;
@@ -47,7 +49,9 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
       return self->state.channels;
     },
     [](pause_atom, const std::string&, bool) {},
-    [](offer_atom, const std::vector<std::string>&, std::int32_t) {},
+    [=](offer_atom, const std::vector<std::string>& names, std::int32_t n) {
+      self->state.offers.emplace_back(names, n);
+    },
     [](peers_atom, const database_actor&) {},
     [](peers_atom, const pool_actor&) {},
     [](peers_atom, const completer_actor&) {},
@@ -60,6 +64,8 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
 struct pool_log {
   std::vector<std::vector<claimed_task>> runs;
   std::vector<std::pair<attempt_ref, cancel_reason>> cancels;
+  // Outcomes from worker ports.
+  std::vector<std::vector<task_outcome>> done;
   int stops = 0;
 };
 
@@ -82,7 +88,10 @@ stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
        const worker_actor&) -> caf::result<worker_port_actor> {
       return caf::make_error(caf::sec::invalid_argument);
     },
-    [](done_atom, const std::vector<task_outcome>&) {},
+    [=](done_atom, const std::vector<task_outcome>& xs) {
+      self->state.done.push_back(xs);
+    },
+    [](peers_atom, const offer_listener_actor&) {},
     [=](stop_atom) { ++self->state.stops; },
   };
 }
@@ -143,6 +152,28 @@ stand_in_channel(channel_actor::stateful_pointer<channel_log> self) {
     [](stop_atom) {},
     [](abandon_atom) {},
     [](idle_atom, std::uint64_t) {},
+  };
+}
+
+struct worker_log {
+  std::vector<std::vector<claimed_task>> runs;
+  std::vector<std::pair<attempt_ref, cancel_reason>> cancels;
+  int stops = 0;
+};
+
+using worker_stand_in = worker_actor::stateful_base<worker_log>;
+
+// A worker node's actor that records what its port sends.
+inline worker_actor::behavior_type
+stand_in_worker(worker_actor::stateful_pointer<worker_log> self) {
+  return {
+    [=](run_atom, const std::vector<claimed_task>& xs) {
+      self->state.runs.push_back(xs);
+    },
+    [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
+      self->state.cancels.emplace_back(ref, why);
+    },
+    [=](stop_atom) { ++self->state.stops; },
   };
 }
 

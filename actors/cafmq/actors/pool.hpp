@@ -14,6 +14,14 @@
 // the owner, which decides. Cancels come from the owner: an attempt still
 // waiting for a thread ends without running, a running one has its token
 // fired (a handler actor also gets (cancel_atom, cancel_reason)).
+// Joined workers (remote worker nodes, worker processes) run the names that
+// no local handler runs: the pool spawns a port per worker (worker_port.hpp)
+// and places each attempt on the least loaded worker that offers its name
+// and has room, in one batch per worker per message; the rest wait in a
+// queue per name. It tells the dispatcher the offered names and their total
+// capacity on every join and leave. Cancels of those attempts go to their
+// port; attempts placed on a port that lost its worker go back to the
+// queue; a stop gives back what waits and stops the ports.
 // Takes and sends: see pool_actor in protocol.hpp.
 
 #include <memory>

@@ -136,6 +136,12 @@ using worker_port_actor = caf::typed_actor<
   // pool: the runtime stops.
   caf::reacts_to<stop_atom>>;
 
+/// Learns which task names joined workers offer and their total capacity:
+/// the dispatcher as the pool sees it (declared apart because the
+/// dispatcher's interface names the pool's).
+using offer_listener_actor = caf::typed_actor<
+  caf::reacts_to<offer_atom, std::vector<std::string>, std::int32_t>>;
+
 /// Executes attempts and reports each outcome to its owner: the channel
 /// actor that sent them.
 using pool_actor = caf::typed_actor<
@@ -151,6 +157,9 @@ using pool_actor = caf::typed_actor<
   caf::reacts_to<kill_atom, attempt_ref>,
   // runtime: a new write database (checkpoints and keep-alives).
   caf::reacts_to<peers_atom, database_actor>,
+  // runtime: the dispatcher, told what joined workers offer (at start and
+  // after a restart of either).
+  caf::reacts_to<peers_atom, offer_listener_actor>,
   // runtime: a worker node joins; answers the port it talks to.
   caf::replies_to<join_atom, worker_offer,
                   worker_actor>::with<worker_port_actor>,

@@ -1,0 +1,200 @@
+#define CAF_SUITE pool_workers
+#include <caf/test/dsl.hpp>
+
+#include "cafmq/actors/pool.hpp"
+#include "support/stand_ins.hpp"
+
+using namespace caf;
+using namespace cafmq;
+using namespace cafmq::actors;
+using namespace cafmq::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The pool with joined workers (stand-ins) that offer "remote", a name no
+// local handler runs.
+struct pool_workers_fixture : unit_fixture {
+  pool_workers_fixture() {
+    exec = std::make_shared<executor>(sys, 0);
+    pool = keep(spawn_pool(sys, context(), exec, db));
+    anon_send(pool, peers_atom::value, offer_listener_actor{dispatcher});
+    sched.run();
+  }
+
+  // Joins a stand-in worker; returns it and its port.
+  std::pair<worker_actor, worker_port_actor>
+  join(std::string node, std::int32_t capacity,
+       std::vector<std::string> names = {"remote"}) {
+    auto worker = stand_in(stand_in_worker);
+    worker_offer offer{std::move(node), std::move(names), capacity, 0};
+    self->send(pool, join_atom::value, offer, worker);
+    sched.run();
+    return {worker, answer<worker_port_actor>()};
+  }
+
+  std::vector<claimed_task> run(std::vector<std::string> names) {
+    std::vector<claimed_task> xs;
+    for (auto& name : names)
+      xs.push_back(make_task(name));
+    send_as(owner, pool, run_atom::value, xs);
+    sched.run();
+    return xs;
+  }
+
+  worker_log& seen(const worker_actor& x) {
+    return deref<worker_stand_in>(x).state;
+  }
+
+  std::vector<task_outcome> owner_done() {
+    std::vector<task_outcome> result;
+    for (auto& xs : deref<channel_stand_in>(owner).state.done)
+      result.insert(result.end(), xs.begin(), xs.end());
+    return result;
+  }
+
+  std::vector<std::pair<std::vector<std::string>, std::int32_t>>& offers() {
+    return deref<dispatcher_stand_in>(dispatcher).state.offers;
+  }
+
+  std::shared_ptr<fake_db_log> db_seen = std::make_shared<fake_db_log>();
+  database_actor db = stand_in_db(db_seen);
+  channel_actor owner = stand_in(stand_in_channel);
+  dispatcher_actor dispatcher = stand_in(stand_in_dispatcher);
+  pool_actor pool;
+};
+
+using names = std::vector<std::string>;
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(pool_workers_tests, pool_workers_fixture)
+
+CAF_TEST(the dispatcher learns what joined workers offer) {
+  CAF_CHECK(offers().empty());
+  auto [w1, p1] = join("w1", 3, {"remote", "other"});
+  auto [w2, p2] = join("w2", 2);
+  CAF_REQUIRE_EQUAL(offers().size(), 2u);
+  CAF_CHECK_EQUAL(offers()[1].first, names({"other", "remote"}));
+  CAF_CHECK_EQUAL(offers()[1].second, 5);
+  anon_send_exit(w1, exit_reason::kill);
+  sched.run();
+  CAF_REQUIRE_EQUAL(offers().size(), 3u);
+  CAF_CHECK_EQUAL(offers()[2].first, names({"remote"}));
+  CAF_CHECK_EQUAL(offers()[2].second, 2);
+  // A restarted dispatcher learns it again.
+  auto next = stand_in(stand_in_dispatcher);
+  anon_send(pool, peers_atom::value, offer_listener_actor{next});
+  sched.run();
+  auto& told = deref<dispatcher_stand_in>(next).state.offers;
+  CAF_REQUIRE_EQUAL(told.size(), 1u);
+  CAF_CHECK_EQUAL(told[0].first, names({"remote"}));
+}
+
+CAF_TEST(a worker without capacity or names cannot join) {
+  auto worker = stand_in(stand_in_worker);
+  self->send(pool, join_atom::value, worker_offer{"w", {"remote"}, 0, 0},
+             worker);
+  self->send(pool, join_atom::value, worker_offer{"w", {}, 2, 0}, worker);
+  sched.run();
+  auto e1 = answer<error>();
+  auto e2 = answer<error>();
+  CAF_CHECK_EQUAL(code_of(e1), errc::invalid_argument);
+  CAF_CHECK(render(e1).find("capacity must be positive") != std::string::npos);
+  CAF_CHECK(render(e2).find("offers no task names") != std::string::npos);
+  CAF_CHECK(offers().empty());
+}
+
+CAF_TEST(attempts go to the least loaded worker in one batch each) {
+  auto [w1, p1] = join("w1", 2);
+  auto [w2, p2] = join("w2", 2);
+  auto xs = run({"remote", "remote", "remote"});
+  auto& r1 = seen(w1).runs;
+  auto& r2 = seen(w2).runs;
+  CAF_REQUIRE_EQUAL(r1.size(), 1u);
+  CAF_REQUIRE_EQUAL(r2.size(), 1u);
+  CAF_CHECK_EQUAL(refs_of(r1[0]), refs({ref_of(xs[0]), ref_of(xs[2])}));
+  CAF_CHECK_EQUAL(refs_of(r2[0]), refs({ref_of(xs[1])}));
+  // Local names still run locally.
+  run({"ok"});
+  CAF_CHECK_EQUAL(exec->queued(), 1u);
+  CAF_CHECK_EQUAL(seen(w1).runs.size(), 1u);
+}
+
+CAF_TEST(attempts wait while every worker is full) {
+  auto [w1, p1] = join("w1", 1);
+  auto xs = run({"remote", "remote"});
+  CAF_REQUIRE_EQUAL(seen(w1).runs.size(), 1u);
+  CAF_CHECK_EQUAL(refs_of(seen(w1).runs[0]), refs({ref_of(xs[0])}));
+  send_as(w1, p1, done_atom::value,
+          std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
+  sched.run();
+  CAF_CHECK_EQUAL(refs_of(owner_done()), refs({ref_of(xs[0])}));
+  CAF_REQUIRE_EQUAL(seen(w1).runs.size(), 2u);
+  CAF_CHECK_EQUAL(refs_of(seen(w1).runs[1]), refs({ref_of(xs[1])}));
+  // A worker that joins takes what waits.
+  auto ys = run({"remote"});
+  auto [w2, p2] = join("w2", 1);
+  CAF_REQUIRE_EQUAL(seen(w2).runs.size(), 1u);
+  CAF_CHECK_EQUAL(refs_of(seen(w2).runs[0]), refs({ref_of(ys[0])}));
+}
+
+CAF_TEST(a cancel of an attempt on a worker reaches the worker) {
+  auto [w1, p1] = join("w1", 1);
+  auto xs = run({"remote", "remote"});
+  send_as(owner, pool, cancel_atom::value, ref_of(xs[0]),
+          cancel_reason::cancelled);
+  sched.run();
+  CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 1u);
+  CAF_CHECK_EQUAL(seen(w1).cancels[0].first, ref_of(xs[0]));
+  // The waiting one ends without running.
+  send_as(owner, pool, cancel_atom::value, ref_of(xs[1]),
+          cancel_reason::cancelled);
+  sched.run();
+  auto done = owner_done();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  check_failed(done[0], xs[1], false);
+  CAF_CHECK_EQUAL(seen(w1).runs.size(), 1u);
+}
+
+CAF_TEST(a lost worker fails what it ran and gives back what waited) {
+  auto [w1, p1] = join("w1", 1);
+  auto xs = run({"remote", "remote"});
+  anon_send_exit(w1, exit_reason::kill);
+  sched.run();
+  auto done = owner_done();
+  CAF_REQUIRE_EQUAL(done.size(), 2u);
+  check_failed(done[0], xs[0], true);
+  CAF_CHECK(done[0].error.find("worker node w1 lost") != std::string::npos);
+  CAF_CHECK_EQUAL(done[1].ref, ref_of(xs[1]));
+  CAF_CHECK_EQUAL(done[1].kind, task_outcome::released);
+  // Its late outcome changes nothing.
+  anon_send(p1, done_atom::value,
+            std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
+  sched.run();
+  CAF_CHECK_EQUAL(owner_done().size(), 2u);
+  // With no worker left, an attempt of the name is given back at once.
+  auto ys = run({"remote"});
+  CAF_REQUIRE_EQUAL(owner_done().size(), 3u);
+  CAF_CHECK_EQUAL(owner_done()[2].kind, task_outcome::released);
+}
+
+CAF_TEST(a stop gives back what waits and stops the ports) {
+  auto [w1, p1] = join("w1", 1);
+  auto xs = run({"remote", "remote"});
+  anon_send(pool, stop_atom::value);
+  sched.run();
+  auto done = owner_done();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(done[0].ref, ref_of(xs[1]));
+  CAF_CHECK_EQUAL(done[0].kind, task_outcome::released);
+  // The running attempt ends first; then the worker is told to leave.
+  CAF_CHECK_EQUAL(seen(w1).stops, 0);
+  send_as(w1, p1, done_atom::value,
+          std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
+  sched.run();
+  CAF_CHECK_EQUAL(owner_done().size(), 2u);
+  CAF_CHECK_EQUAL(seen(w1).stops, 1);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,170 @@
+#define CAF_SUITE worker
+#include <caf/test/dsl.hpp>
+
+#include "support/stand_ins.hpp"
+#include "worker_impl.hpp"
+
+using namespace caf;
+using namespace cafmq;
+using namespace cafmq::actors;
+using namespace cafmq::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct port_log {
+  std::vector<std::vector<task_outcome>> done;
+};
+
+using port_stand_in = worker_port_actor::stateful_base<port_log>;
+
+worker_port_actor::behavior_type
+stand_in_port(worker_port_actor::stateful_pointer<port_log> self) {
+  return {
+    [](run_atom, const std::vector<claimed_task>&) {},
+    [](cancel_atom, const attempt_ref&, cancel_reason) {},
+    [=](done_atom, const std::vector<task_outcome>& xs) {
+      self->state.done.push_back(xs);
+    },
+    [](checkpt_atom, const attempt_ref&, const checkpoint&) { return true; },
+    [](renew_atom, const attempt_ref&, timespan) { return true; },
+    [](peers_atom, const database_actor&) {},
+    [](exited_atom, std::int32_t) {},
+    [](stop_atom) {},
+  };
+}
+
+struct node_log {
+  std::vector<worker_offer> joins;
+  worker_port_actor port;
+};
+
+using node_stand_in = node_actor::stateful_base<node_log>;
+
+// A runner's node actor that only lets workers join, to its port.
+node_actor::behavior_type
+stand_in_node(node_actor::stateful_pointer<node_log> self) {
+  auto no = [] {
+    return make_error(sec::unexpected_message);
+  };
+  return {
+    [=](stop_atom) -> result<bool> { return no(); },
+    [=](stats_atom) -> result<runner_stats> { return no(); },
+    [=](cancel_atom, const uuid&) -> result<std::string> { return no(); },
+    [=](status_atom, const uuid&) -> result<task_status> { return no(); },
+    [](watch_atom, const uuid&, const watcher_actor&) {},
+    [=](pause_atom, const std::string&) -> result<bool> { return no(); },
+    [=](resume_atom, const std::string&) -> result<bool> { return no(); },
+    [=](spawn_atom, const spawn_request&) -> result<spawn_reply> {
+      return no();
+    },
+    [](subscribe_atom, const event_filter&, const event_actor&) {},
+    [=](join_atom, const worker_offer& offer, const worker_actor&) {
+      self->state.joins.push_back(offer);
+      return self->state.port;
+    },
+  };
+}
+
+struct worker_fixture : unit_fixture {
+  worker_fixture() {
+    auto tasks = std::make_shared<registry>();
+    tasks->add({"remote", [](current_task&) { return caf::error{}; }, {}});
+    tasks->add(
+      {"remote_boom",
+       [](current_task&) { return make_error(errc::handler_failed, "boom"); },
+       {}});
+    wcfg.node = "w1";
+    wcfg.tasks = tasks;
+    wcfg.capacity = 3;
+    wcfg.log = cfg.log;
+    CAF_REQUIRE(!check(wcfg));
+    deref<node_stand_in>(node).state.port = port;
+    exec = std::make_shared<executor>(sys, 0);
+    worker = keep(spawn_worker(sys, node, wcfg, exec));
+    sched.run();
+  }
+
+  port_log& port_seen() {
+    return deref<port_stand_in>(port).state;
+  }
+
+  std::vector<claimed_task> run(std::vector<std::string> names) {
+    std::vector<claimed_task> xs;
+    for (auto& name : names)
+      xs.push_back(make_task(name));
+    send_as(port, worker, run_atom::value, xs);
+    sched.run();
+    return xs;
+  }
+
+  worker_config wcfg;
+  worker_port_actor port = stand_in(stand_in_port);
+  node_actor node = stand_in(stand_in_node);
+  worker_actor worker;
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(worker_tests, worker_fixture)
+
+CAF_TEST(a worker joins with its names and capacity) {
+  auto& joins = deref<node_stand_in>(node).state.joins;
+  CAF_REQUIRE_EQUAL(joins.size(), 1u);
+  CAF_CHECK_EQUAL(joins[0].node, "w1");
+  CAF_CHECK_EQUAL(joins[0].names,
+                  std::vector<std::string>({"remote", "remote_boom"}));
+  CAF_CHECK_EQUAL(joins[0].capacity, 3);
+}
+
+CAF_TEST(a worker reports the outcomes of a batch in one message) {
+  auto xs = run({"remote", "remote_boom"});
+  CAF_CHECK(port_seen().done.empty());
+  CAF_CHECK_EQUAL(exec->run_queued(), 2u);
+  sched.run();
+  auto& done = port_seen().done;
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_REQUIRE_EQUAL(done[0].size(), 2u);
+  CAF_CHECK_EQUAL(done[0][0].ref, ref_of(xs[0]));
+  CAF_CHECK_EQUAL(done[0][0].kind, task_outcome::completed);
+  check_failed(done[0][1], xs[1], true);
+  CAF_CHECK(done[0][1].error.find("boom") != std::string::npos);
+}
+
+CAF_TEST(a cancelled attempt that has not started ends without running) {
+  auto xs = run({"remote", "remote"});
+  send_as(port, worker, cancel_atom::value, ref_of(xs[0]),
+          cancel_reason::cancelled);
+  sched.run();
+  auto& done = port_seen().done;
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  check_failed(done[0][0], xs[0], false);
+  CAF_CHECK_EQUAL(exec->run_queued(), 1u);
+  sched.run();
+  CAF_REQUIRE_EQUAL(done.size(), 2u);
+  CAF_CHECK_EQUAL(done[1][0].ref, ref_of(xs[1]));
+}
+
+CAF_TEST(a stop gives back what has not started and the worker quits) {
+  auto xs = run({"remote"});
+  send_as(port, worker, stop_atom::value);
+  sched.run();
+  auto& done = port_seen().done;
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(done[0][0].kind, task_outcome::released);
+  CAF_CHECK(actor_cast<abstract_actor*>(worker)->getf(
+    abstract_actor::is_terminated_flag));
+}
+
+CAF_TEST(a worker quits with the reason when its runner is lost) {
+  run({"remote"});
+  anon_send_exit(port, exit_reason::remote_link_unreachable);
+  sched.run();
+  CAF_CHECK(actor_cast<abstract_actor*>(worker)->getf(
+    abstract_actor::is_terminated_flag));
+  CAF_CHECK(logged("runner node lost"));
+  // Its handler learns it when it starts: it does not run.
+  CAF_CHECK_EQUAL(exec->run_queued(), 0u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,199 @@
+#define CAF_SUITE remote_workers
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include <sys/stat.h>
+
+#include "support/db_fixture.hpp"
+#include "support/process.hpp"
+#include "support/queue_helpers.hpp"
+
+using namespace cafmq;
+using namespace cafmq::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A scratch directory for the processes' files (port, pids, ledgers).
+struct scratch {
+  scratch() {
+    char tmpl[] = "/tmp/cafmq-e2e-workers-XXXXXX";
+    dir = mkdtemp(tmpl);
+  }
+
+  ~scratch() {
+    std::system(("rm -rf '" + dir + "'").c_str());
+  }
+
+  std::string path(const std::string& name) const {
+    return dir + "/" + name;
+  }
+
+  // The file's contents once it exists (waits up to `limit`).
+  std::string wait_for(const std::string& name,
+                       std::chrono::seconds limit = 60s) const {
+    auto until = std::chrono::steady_clock::now() + limit;
+    struct stat st;
+    while (stat(path(name).c_str(), &st) != 0 || st.st_size == 0) {
+      if (std::chrono::steady_clock::now() > until)
+        throw std::runtime_error("no " + name + " after "
+                                 + std::to_string(limit.count()) + " s");
+      std::this_thread::sleep_for(10ms);
+    }
+    std::ifstream in{path(name)};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  }
+
+  std::string dir;
+};
+
+constexpr const char* secret = "e2e-secret";
+
+// The runner node: owns the database, runs no handler of the workers'
+// tasks, publishes its node actor; runs until DIR/stop exists. Its output
+// goes to DIR/node.log.
+FILE* start_node(const std::string& url, const scratch& s, int lease_ms) {
+  return start_process(std::string{CAFMQ_E2E_RUNNER_NODE} + " '" + url
+                       + "' runner " + secret + " " + s.dir + " "
+                       + std::to_string(lease_ms) + " > " + s.path("node.log"));
+}
+
+// A worker node without database access, joined to the runner node.
+FILE* start_worker(const scratch& s, const std::string& name, int capacity) {
+  auto port = s.wait_for("port");
+  return start_process("exec " + std::string{CAFMQ_E2E_WORKER} + " 127.0.0.1 "
+                       + port + " " + secret + " " + name + " "
+                       + std::to_string(capacity) + " " + s.dir);
+}
+
+void stop_node(const scratch& s) {
+  std::ofstream{s.path("stop")} << "stop\n";
+}
+
+long long realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(remote_worker_tests, db_fixture)
+
+CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
+  constexpr int total = 5000;
+  constexpr int lease_ms = 5000;
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < total; ++i)
+    xs.push_back(spawn_builder{"remote_record"}
+                   .channel_args(std::to_string(i % 50))
+                   .json(i));
+  spawn_or_throw(*conn, xs);
+  scratch s;
+  auto node = start_node(url, s, lease_ms);
+  CAF_REQUIRE(node != nullptr);
+  auto a = start_worker(s, "a", 8);
+  auto b = start_worker(s, "b", 8);
+  CAF_REQUIRE(a != nullptr && b != nullptr);
+  auto pid_a = std::stoi(s.wait_for("a.pid"));
+  // Midway, while it runs attempts, worker a dies without a word.
+  struct stat ledger;
+  while (stat(s.path("a.ledger").c_str(), &ledger) != 0
+         || ledger.st_size < 200 * 40)
+    std::this_thread::sleep_for(1ms);
+  CAF_REQUIRE_EQUAL(kill(pid_a, SIGKILL), 0);
+  auto killed_at = query_value<std::string>("SELECT now()::text");
+  for (int i = 0; i < 12000; ++i) {
+    if (query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state IN "
+                         "('pending', 'running')")
+        == 0)
+      break;
+    std::this_thread::sleep_for(10ms);
+  }
+  stop_node(s);
+  std::string out_node, out_a, out_b;
+  CAF_CHECK_NOT_EQUAL(finish_process(a, out_a), 0);
+  CAF_CHECK_EQUAL(finish_process(b, out_b), 0);
+  CAF_CHECK_EQUAL(finish_process(node, out_node), 0);
+  CAF_MESSAGE(s.wait_for("node.log") << out_a << out_b);
+  // The handlers' ledger: one line per attempt a handler finished, written
+  // before it returned.
+  pqxx::nontransaction{*conn}.exec0(
+    "CREATE TABLE ledger (id uuid, attempt int, node text)");
+  for (auto name : {"a", "b"}) {
+    std::ifstream in{s.path(std::string{name} + ".ledger")};
+    pqxx::work tx{*conn};
+    for (std::string id, node; in >> id;) {
+      int attempt = 0;
+      in >> attempt >> node;
+      tx.exec_params0("INSERT INTO ledger VALUES ($1::uuid, $2, $3)", id,
+                      attempt, node);
+    }
+    tx.commit();
+  }
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "state = 'completed'"),
+                  total);
+  // Each completion was a handler that ran to its end: exactly one ledger
+  // line for the completed attempt, none for a later one.
+  CAF_CHECK_EQUAL(
+    query_value<int>("SELECT count(*) FROM cafmq.tasks t WHERE (SELECT "
+                     "count(*) FROM ledger l WHERE l.id = t.id AND l.attempt "
+                     "= t.attempt) <> 1"),
+    0);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM ledger l JOIN "
+                                   "cafmq.tasks t USING (id) WHERE l.attempt "
+                                   "> t.attempt"),
+                  0);
+  // Only the killed node's attempts ran again: b never ran an attempt
+  // that did not complete.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM ledger l JOIN "
+                                   "cafmq.tasks t USING (id) WHERE l.attempt "
+                                   "< t.attempt AND l.node = 'b'"),
+                  0);
+  CAF_CHECK_GREATER(query_value<int>("SELECT count(*) FROM ledger WHERE "
+                                     "node = 'a'"),
+                    0);
+  // The attempts a held when it died failed at once with the reason and
+  // ran again within the lease.
+  auto lost = query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                               "last_error LIKE 'worker node a lost: %'");
+  CAF_MESSAGE(lost << " attempts were lost with worker a");
+  CAF_CHECK_GREATER(lost, 0);
+  CAF_CHECK_EQUAL(
+    query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE last_error LIKE "
+                     "'worker node a lost: %' AND (attempt < 2 OR finished_at "
+                     "> '"
+                     + killed_at + "'::timestamptz + interval '"
+                     + std::to_string(lease_ms) + " milliseconds')"),
+    0);
+}
+
+CAF_TEST(a cancel reaches a handler on a worker node within 100 ms) {
+  scratch s;
+  auto node = start_node(url, s, 30000);
+  auto w = start_worker(s, "w", 2);
+  CAF_REQUIRE(node != nullptr && w != nullptr);
+  auto id = spawn_builder{"remote_wait_cancel"}.spawn(*conn)->id;
+  s.wait_for(to_string(id) + ".started");
+  auto requested = realtime_ns();
+  auto answer = cancel(*conn, id);
+  CAF_REQUIRE(answer);
+  auto seen = std::stoll(s.wait_for(to_string(id) + ".cancelled", 10s));
+  auto latency_ms = (seen - requested) / 1e6;
+  CAF_MESSAGE("the handler saw the cancel after " << latency_ms << " ms");
+  CAF_CHECK_LESS(latency_ms, 100.0);
+  for (int i = 0; i < 1000 && state_of(*conn, id) != "cancelled"; ++i)
+    std::this_thread::sleep_for(10ms);
+  CAF_CHECK_EQUAL(state_of(*conn, id), "cancelled");
+  stop_node(s);
+  std::string out_node, out_w;
+  CAF_CHECK_EQUAL(finish_process(node, out_node), 0);
+  CAF_CHECK_EQUAL(finish_process(w, out_w), 0);
+  CAF_MESSAGE(s.wait_for("node.log") << out_w);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
