@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the project, start the private PostgreSQL and run one example:
 #   scripts/example.sh NAME [ARGS...]   (NAME: quickstart, ordered, checkpoint,
-#                                        two_phase, actor_handler)
+#                                        two_phase, actor_handler, nodes)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -22,4 +22,7 @@ fi
 CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url)
 export CAFMQ_DATABASE_URL
 
+if [[ $name == nodes ]]; then
+  exec bash examples/nodes/run.sh build "$@"
+fi
 exec "build/examples/cafmq-$name" "$@"

@@ -28,8 +28,16 @@ caf::error check(runner_config& cfg) {
     return invalid("no database URL configured");
   if (!cfg.tasks)
     cfg.tasks = std::make_shared<registry>();
-  if (cfg.task_names().empty())
-    return invalid("no task definitions given");
+  if (cfg.task_names().empty()
+      && (!cfg.remote_tasks || cfg.remote_tasks->names().empty()))
+    return invalid("no task definitions given (tasks, actor_tasks or "
+                   "remote_tasks)");
+  if (cfg.remote_tasks)
+    for (auto& name : cfg.task_names())
+      if (cfg.remote_tasks->find(name) != nullptr)
+        return make_error(errc::invalid_name,
+                          "task " + name
+                            + " is defined twice (local and remote)");
   for (auto& def : cfg.actor_tasks) {
     if (!def.behavior)
       return invalid("actor task " + def.name + " has no behavior");

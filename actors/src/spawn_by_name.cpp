@@ -23,6 +23,10 @@ caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
     defaults = &def->defaults;
   else if (auto actor_def = ctx.actor_task(req.name))
     defaults = &actor_def->defaults;
+  else if (auto remote_def = ctx.cfg.remote_tasks
+                               ? ctx.cfg.remote_tasks->find(req.name)
+                               : nullptr)
+    defaults = &remote_def->defaults;
   if (defaults == nullptr)
     return make_error(errc::unknown_handler,
                       "this runner has no task named \"" + req.name + "\"");

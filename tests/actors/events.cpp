@@ -214,6 +214,27 @@ CAF_TEST(a spawn by name starts from the definition and overrides what is set) {
   CAF_CHECK_EQUAL(spec["ordered"], true);
 }
 
+CAF_TEST(a spawn by name knows the tasks that run on worker nodes) {
+  task_options away;
+  away.channel_name = "away";
+  away.retries = 1;
+  auto remote = std::make_shared<registry>();
+  CAF_REQUIRE(
+    !remote->add({"far", [](current_task&) { return caf::error{}; }, away}));
+  cfg.remote_tasks = remote;
+  runtime_context ctx{cfg};
+  spawn_request req;
+  req.name = "far";
+  auto far = resolve_spawn(ctx, req);
+  CAF_REQUIRE(far);
+  CAF_CHECK_EQUAL(far->channel_name, "away");
+  auto spec = far->builder.to_spec();
+  CAF_CHECK_EQUAL(spec["max_attempts"], 2);
+  // Known, but not claimed until a worker offers it.
+  auto names = cfg.task_names();
+  CAF_CHECK(std::find(names.begin(), names.end(), "far") == names.end());
+}
+
 CAF_TEST(a spawn by name refuses unknown names and bad input) {
   runtime_context ctx{cfg};
   spawn_request req;

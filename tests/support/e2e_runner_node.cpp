@@ -1,6 +1,6 @@
 // A runner node for the remote worker e2e tests: it owns the database,
-// runs no handler of the workers' tasks (only "local_only", which no test
-// spawns) and publishes its control interface on a free port of
+// runs no handler (it declares the workers' tasks as remote_tasks) and
+// publishes its control interface on a free port of
 // 127.0.0.1 with SECRET; writes the port to DIR/port and runs until
 // DIR/stop exists, then stops gracefully and prints its counters.
 //
@@ -23,13 +23,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string dir = argv[4];
-  auto tasks = std::make_shared<cafmq::registry>();
-  tasks->add(
-    {"local_only", [](cafmq::current_task&) { return caf::error{}; }, {}});
+  // The workers' tasks: known here (for their defaults), run there.
+  auto elsewhere = [](cafmq::current_task&) -> caf::error {
+    return cafmq::make_error(cafmq::errc::handler_failed,
+                             "runs on worker nodes only");
+  };
+  auto remote = std::make_shared<cafmq::registry>();
+  remote->add({"remote_record", elsewhere, {}});
+  remote->add({"remote_wait_cancel", elsewhere, {}});
   cafmq::actors::runner_config cfg;
   cfg.database_url = argv[1];
   cfg.node = argv[2];
-  cfg.tasks = tasks;
+  cfg.remote_tasks = remote;
   cfg.lease = std::chrono::milliseconds{std::stoi(argv[5])};
   cfg.keep_alive_interval = cfg.lease / 3;
   cfg.publish.port = 0;

@@ -90,6 +90,11 @@ struct runner_config {
   std::shared_ptr<const registry> tasks;
   /// Tasks whose handlers are actors.
   std::vector<actor_task_definition> actor_tasks;
+  /// Tasks whose handlers run on worker nodes (worker.hpp): the runner
+  /// knows their defaults (spawn by name, builder()) but never runs their
+  /// handlers, and claims them only while a joined worker offers them. A
+  /// program whose runner and workers share one registry passes it here.
+  std::shared_ptr<const registry> remote_tasks;
   /// Which handler errors fail a task at once (see failure_filter); tasks
   /// may override it. Empty: default_is_failure.
   failure_filter is_failure = nullptr;
@@ -127,7 +132,7 @@ struct runner_config {
   /// Publishing the control interface to other nodes; off by default.
   node_options publish;
 
-  /// Every task name this runner can run.
+  /// Every task name this runner can run itself (not remote_tasks).
   std::vector<std::string> task_names() const;
 };
 
