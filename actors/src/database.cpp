@@ -157,13 +157,15 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
       auto resolved = resolve_spawn(*self->state.ctx, req);
       if (!resolved)
         return std::move(resolved.error());
-      auto result = self->state.with_connection(
-        [&](queue_connection& c) -> caf::expected<spawn_reply> {
-          auto spawned = resolved->builder.spawn(c.connection());
-          if (!spawned)
-            return std::move(spawned.error());
-          return spawn_reply{spawned->id, spawned->created};
-        });
+      auto result = write_spawn(*self->state.ctx, *resolved, [&] {
+        return self->state.with_connection(
+          [&](queue_connection& c) -> caf::expected<spawn_reply> {
+            auto spawned = resolved->builder.spawn(c.connection());
+            if (!spawned)
+              return std::move(spawned.error());
+            return spawn_reply{spawned->id, spawned->created};
+          });
+      });
       if (!result)
         return std::move(result.error());
       return std::move(*result);

@@ -1,5 +1,7 @@
 #include "cafmq/actors/event_hub.hpp"
 
+#include <map>
+
 #include <caf/all.hpp>
 
 namespace cafmq::actors {
@@ -30,10 +32,23 @@ namespace {
 struct event_hub_state {
   context_ptr ctx;
   std::vector<event_bus::subscription> subscribers;
+  /// Events of tasks whose spawn is being written, in arrival order.
+  std::map<uuid, std::vector<task_event>> held;
   static inline const char* name = "cafmq.events";
 };
 
 using event_hub_ptr = event_hub_actor::stateful_pointer<event_hub_state>;
+
+void fan_out(event_hub_ptr self, const std::vector<task_event>& events) {
+  for (auto& [filter, subscriber] : self->state.subscribers) {
+    std::vector<task_event> passed;
+    for (auto& x : events)
+      if (filter.matches(x))
+        passed.push_back(x);
+    if (!passed.empty())
+      self->send(subscriber, event_atom::value, std::move(passed));
+  }
+}
 
 event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx) {
   auto& st = self->state;
@@ -68,14 +83,36 @@ event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx) {
                   {{"subscribers", st.subscribers.size()}});
     },
     [=](event_atom, const std::vector<task_event>& events) {
-      for (auto& [filter, subscriber] : self->state.subscribers) {
-        std::vector<task_event> passed;
-        for (auto& x : events)
-          if (filter.matches(x))
-            passed.push_back(x);
-        if (!passed.empty())
-          self->send(subscriber, event_atom::value, std::move(passed));
+      auto& held = self->state.held;
+      std::vector<task_event> out;
+      for (auto& x : events) {
+        auto i = held.find(x.id);
+        if (i == held.end()) {
+          out.push_back(x);
+        } else if (x.kind == task_event::spawned) {
+          out.push_back(x);
+          out.insert(out.end(), i->second.begin(), i->second.end());
+          held.erase(i);
+        } else {
+          i->second.push_back(x);
+        }
       }
+      fan_out(self, out);
+    },
+    [=](hold_atom, const uuid& id) {
+      self->state.held.emplace(id, std::vector<task_event>{});
+      // A spawn whose writer vanished must not hold the task's events.
+      self->delayed_send(self, self->state.ctx->request_timeout(),
+                         abandon_atom::value, id);
+    },
+    [=](abandon_atom, const uuid& id) {
+      auto& held = self->state.held;
+      auto i = held.find(id);
+      if (i == held.end())
+        return;
+      auto events = std::move(i->second);
+      held.erase(i);
+      fan_out(self, events);
     },
   };
 }

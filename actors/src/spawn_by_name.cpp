@@ -1,5 +1,8 @@
 #include "spawn_by_name.hpp"
 
+#include <caf/send.hpp>
+
+#include "cafmq/actors/event_hub.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {
@@ -69,6 +72,30 @@ caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
     b.bytes(*req.bytes);
   if (auto err = b.validate())
     return err;
+  return result;
+}
+
+caf::expected<spawn_reply>
+write_spawn(const runtime_context& ctx, const named_spawn& x,
+            const std::function<caf::expected<spawn_reply>()>& write) {
+  auto hub = ctx.events->active() ? ctx.events->hub() : event_hub_actor{};
+  if (!hub)
+    return write();
+  auto& id = x.builder.id();
+  caf::anon_send(hub, hold_atom::value, id);
+  auto result = write();
+  if (!result || !result->created) {
+    caf::anon_send(hub, abandon_atom::value, id);
+    return result;
+  }
+  claimed_task task;
+  task.id = result->id;
+  task.name = x.builder.name();
+  task.channel_name = x.channel_name;
+  task.channel_args = x.channel_args;
+  caf::anon_send(
+    hub, event_atom::value,
+    std::vector<task_event>{make_event(task_event::spawned, task, ctx)});
   return result;
 }
 

@@ -4,6 +4,7 @@
 // into a spawn_builder: the task definition's defaults, overridden by every
 // field the request sets, with spawn_builder's checks.
 
+#include <functional>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -25,5 +26,12 @@ struct named_spawn {
 /// when spawning.
 caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
                                          const spawn_request& req);
+
+/// Spawns `x` through `write` and reports its `spawned` event when someone
+/// listens. The hub holds the task's other events from before the write
+/// until that report, so no subscriber sees a task start before its spawn.
+caf::expected<spawn_reply>
+write_spawn(const runtime_context& ctx, const named_spawn& x,
+            const std::function<caf::expected<spawn_reply>()>& write);
 
 } // namespace cafmq::actors

@@ -15,7 +15,6 @@
 #include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
-#include "spawn_by_name.hpp"
 #include "supervisor_state.hpp"
 
 namespace cafmq::actors {
@@ -86,23 +85,6 @@ void watch_task(supervisor_ptr self, const uuid& id,
       };
     });
   self->send(job, run_atom::value);
-}
-
-// A `spawned` event for a task the runtime created, if anyone listens.
-void report_spawn(supervisor_ptr self, const spawn_request& req,
-                  const spawn_reply& reply) {
-  auto& ctx = *self->state.ctx;
-  if (!reply.created || !ctx.events->active())
-    return;
-  auto resolved = resolve_spawn(ctx, req);
-  if (!resolved)
-    return;
-  claimed_task task;
-  task.id = reply.id;
-  task.name = req.name;
-  task.channel_name = resolved->channel_name;
-  task.channel_args = resolved->channel_args;
-  emit(ctx, {make_event(task_event::spawned, task, ctx)});
 }
 
 runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
@@ -202,12 +184,8 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       self
         ->request(st.write_db, st.ctx->request_timeout(), spawn_atom::value,
                   req)
-        .then(
-          [=](const spawn_reply& reply) mutable {
-            report_spawn(self, req, reply);
-            rp.deliver(reply);
-          },
-          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        .then([=](const spawn_reply& reply) mutable { rp.deliver(reply); },
+              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;
     },
     [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {

@@ -169,7 +169,6 @@ CAF_TEST(a restarted hub serves the subscriptions on) {
 
 CAF_TEST(spawns through the runtime go to the write database) {
   start();
-  subscribe({});
   spawn_request req;
   req.name = "patient";
   req.id = uuid::random();
@@ -181,13 +180,87 @@ CAF_TEST(spawns through the runtime go to the write database) {
   CAF_CHECK_EQUAL(reply.id, *req.id);
   CAF_REQUIRE_EQUAL(log->spawns.size(), 1u);
   CAF_CHECK_EQUAL(*log->spawns[0].json, "[1]");
+}
+
+CAF_TEST(a spawn being written holds the events of its task until reported) {
+  start();
+  subscribe({});
+  auto& ctx = *state().ctx;
+  spawn_request req;
+  req.name = "patient";
+  auto resolved = resolve_spawn(ctx, req);
+  CAF_REQUIRE(resolved);
+  auto id = resolved->builder.id();
+  auto other = in_channel("ok", "b");
+  // The write commits and, before its report reaches the hub, the task
+  // starts on the claim path while another task goes on.
+  auto reply = write_spawn(ctx, *resolved, [&]() -> expected<spawn_reply> {
+    auto early = in_channel("patient", "ward");
+    early.id = id;
+    emit(ctx, {make_event(task_event::started, early, ctx),
+               make_event(task_event::started, other, ctx)});
+    return spawn_reply{id, true};
+  });
+  CAF_REQUIRE(reply);
+  settle();
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, other.id},
+                                        {task_event::spawned, id},
+                                        {task_event::started, id}}));
   // The event names where the task goes: the definition's channel.
-  CAF_REQUIRE_EQUAL(book->events.size(), 1u);
-  auto& spawned = book->events[0];
-  CAF_CHECK_EQUAL(spawned.kind, task_event::spawned);
-  CAF_CHECK_EQUAL(spawned.id, *req.id);
+  auto& spawned = book->events[1];
+  CAF_CHECK_EQUAL(spawned.name, "patient");
   CAF_CHECK_EQUAL(spawned.channel_name, "ward");
   CAF_CHECK_EQUAL(spawned.channel_args, "east");
+}
+
+CAF_TEST(a spawn that created nothing lets the held events go) {
+  start();
+  subscribe({});
+  auto& ctx = *state().ctx;
+  spawn_request req;
+  req.name = "patient";
+  req.unique_key = "once";
+  auto resolved = resolve_spawn(ctx, req);
+  CAF_REQUIRE(resolved);
+  auto id = resolved->builder.id();
+  auto existing = in_channel("patient", "ward");
+  // The unique key names a live task: nothing spawned, no `spawned` event.
+  auto reply = write_spawn(ctx, *resolved, [&]() -> expected<spawn_reply> {
+    auto early = existing;
+    early.id = id;
+    emit(ctx, {make_event(task_event::started, early, ctx)});
+    return spawn_reply{existing.id, false};
+  });
+  CAF_REQUIRE(reply);
+  settle();
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, id}}));
+  // A failed write lets them go as well.
+  book->events.clear();
+  auto failed = resolve_spawn(ctx, req);
+  CAF_REQUIRE(failed);
+  auto lost = failed->builder.id();
+  auto err = write_spawn(ctx, *failed, [&]() -> expected<spawn_reply> {
+    auto early = existing;
+    early.id = lost;
+    emit(ctx, {make_event(task_event::started, early, ctx)});
+    return make_error(errc::database_unavailable, "gone");
+  });
+  CAF_CHECK(!err);
+  settle();
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, lost}}));
+}
+
+CAF_TEST(a hold whose writer vanished ends after the request timeout) {
+  start();
+  subscribe({});
+  auto& ctx = *state().ctx;
+  auto task = in_channel("ok", "a");
+  anon_send(state().events, hold_atom::value, task.id);
+  emit(ctx, {make_event(task_event::started, task, ctx)});
+  settle();
+  CAF_CHECK(book->events.empty());
+  advance(ctx.request_timeout());
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, task.id}}));
 }
 
 CAF_TEST(a spawn by name starts from the definition and overrides what is set) {

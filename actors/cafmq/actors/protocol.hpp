@@ -67,6 +67,7 @@ using offer_atom = caf::atom_constant<caf::atom("offer")>;
 using exited_atom = caf::atom_constant<caf::atom("exited")>;
 using hello_atom = caf::atom_constant<caf::atom("hello")>;
 using auth_atom = caf::atom_constant<caf::atom("auth")>;
+using hold_atom = caf::atom_constant<caf::atom("hold")>;
 
 // -- actor interfaces ---------------------------------------------------------
 
@@ -103,8 +104,11 @@ using event_actor
 
 /// The runtime's event hub: channels and the runtime send it events (only
 /// while someone subscribes), subscribers get the ones their filter passes.
+/// A spawn being written holds its task's events (hold_atom) until its
+/// `spawned` event comes, or abandon_atom says that none will.
 using event_hub_actor = event_actor::extend<
-  caf::reacts_to<subscribe_atom, event_filter, event_actor>>;
+  caf::reacts_to<subscribe_atom, event_filter, event_actor>,
+  caf::reacts_to<hold_atom, uuid>, caf::reacts_to<abandon_atom, uuid>>;
 
 /// A worker node's side of a joined worker (remote, or a local worker
 /// process): runs the attempts the runner sends and reports to its port.
