@@ -55,6 +55,10 @@ config::config() {
     .add(max_lost_attempts, "max-lost-attempts",
          "a task whose attempts were lost this many times in a row fails "
          "(0: no limit)")
+    .add(worker_processes, "worker-processes",
+         "worker processes started for the isolated tasks")
+    .add(worker_process_capacity, "worker-process-capacity",
+         "attempts each worker process runs at once")
     .add(max_restarts, "max-restarts",
          "restarts of the runtime's actors allowed within restart-period")
     .add(restart_period, "restart-period", "window of max-restarts")
@@ -136,6 +140,8 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     = std::chrono::duration_cast<std::chrono::seconds>(keepalives_interval);
   result.connection.keepalives_count = keepalives_count;
   result.max_lost_attempts = max_lost_attempts;
+  result.worker_processes = worker_processes;
+  result.worker_process_capacity = worker_process_capacity;
   result.max_restarts = max_restarts;
   result.restart_period = duration_cast<milliseconds>(restart_period);
   result.on_database_loss = on_database_loss == "shutdown"

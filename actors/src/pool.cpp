@@ -272,6 +272,11 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
     [=](join_atom, worker_offer& offer, worker_actor& worker) {
       return join_worker(self, std::move(offer), std::move(worker));
     },
+    [=](exited_atom, std::int64_t pid, std::int32_t status) {
+      for (auto& w : *self->state.workers)
+        if (w.offer.pid == pid)
+          self->send(w.port, exited_atom::value, status);
+    },
     [=](done_atom, std::vector<task_outcome>& outcomes) {
       for (auto& outcome : outcomes)
         report(self, std::move(outcome));

@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include "cafmq/actors/database.hpp"
+#include "cafmq/actors/isolation.hpp"
 #include "cafmq/actors/node.hpp"
 #include "cafmq/actors/supervisor.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/queue_connection.hpp"
+#include "node_auth.hpp"
+#include "worker_processes.hpp"
 
 namespace cafmq::actors {
 
@@ -58,6 +61,11 @@ caf::error check(runner_config& cfg) {
       || cfg.shutdown_timeout.count() < 0)
     return invalid("request timeout must be positive, handler grace and "
                    "shutdown timeout not negative");
+  if (cfg.worker_processes < 1 || cfg.worker_process_capacity < 1)
+    return invalid("worker processes and their capacity must be at least 1, "
+                   "got "
+                   + std::to_string(cfg.worker_processes) + " and "
+                   + std::to_string(cfg.worker_process_capacity));
   if (cfg.max_lost_attempts < 0 || cfg.max_restarts < 0)
     return invalid("max lost attempts and max restarts must not be negative");
   if (cfg.node.empty())
@@ -82,10 +90,26 @@ namespace {
 caf::expected<runtime_actor> start_runtime(caf::actor_system& sys,
                                            runner_config cfg,
                                            std::optional<std::uint16_t>& port) {
+  if (is_worker_process())
+    return make_error(errc::invalid_argument,
+                      "this process is a worker process of another runner "
+                      "(CAFMQ_WORKER_PROCESS is set): call "
+                      "serve_worker_process(cfg) at the top of main");
+  split_isolated(cfg);
   if (auto err = check(cfg))
     return err;
   if (auto err = check_node_options(sys, cfg.publish))
     return err;
+  // Worker processes join through a gate of their own: loopback, any port,
+  // a secret fresh for each runner.
+  node_options gate;
+  bool isolation = !isolated_tasks(cfg)->empty();
+  if (isolation) {
+    gate.port = 0;
+    gate.secret = make_nonce();
+    if (auto err = check_node_options(sys, gate))
+      return err;
+  }
   // The start-up connection checks the schema and then claims: the first
   // claim does not wait for a connection of its own.
   auto conn
@@ -105,7 +129,16 @@ caf::expected<runtime_actor> start_runtime(caf::actor_system& sys,
   parts.startup = std::move(*conn);
   auto publish = cfg.publish;
   logger log{cfg.log, cfg.min_log_level};
+  auto processes = isolation ? std::optional<runner_config>{cfg} : std::nullopt;
   auto runtime = spawn_runtime(sys, std::move(cfg), std::move(parts));
+  if (processes) {
+    auto bound = publish_node(sys, runtime, gate, log);
+    if (!bound) {
+      caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+      return std::move(bound.error());
+    }
+    start_worker_processes(sys, runtime, *processes, *bound, gate.secret);
+  }
   if (publish.enabled()) {
     auto bound = publish_node(sys, runtime, publish, log);
     if (!bound) {
@@ -153,7 +186,8 @@ caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   // between polls, which a task's pickup latency would pay, and its 50 us
   // polling naps cost CPU that PostgreSQL needs under load.
   ptr->cfg.set("scheduler.policy", caf::atom("sharing"));
-  if (cfg.publish.enabled())
+  split_isolated(cfg);
+  if (cfg.publish.enabled() || !isolated_tasks(cfg)->empty())
     enable_nodes(ptr->cfg, cfg.publish.tls);
   ptr->sys = std::make_unique<caf::actor_system>(ptr->cfg);
   ptr->stop_bound

@@ -195,6 +195,9 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
     [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
       return self->delegate(self->state.pool, join_atom::value, offer, worker);
     },
+    [=](exited_atom, std::int64_t pid, std::int32_t status) {
+      self->send(self->state.pool, exited_atom::value, pid, status);
+    },
     [=](tick_atom) {
       break_hung_connections(self);
       self->delayed_send(self, std::chrono::seconds{1}, tick_atom::value);

@@ -21,11 +21,16 @@ struct port_state {
   database_actor db;
   // The attempts on the worker: nothing else is accepted from it.
   std::unordered_set<attempt_ref> held;
+  // Why the worker was lost, while its process's status is awaited.
+  std::string lost;
   bool stopping = false;
   static inline const char* name = "cafmq.worker_port";
 };
 
 using port_ptr = worker_port_actor::stateful_pointer<port_state>;
+
+// How long a port whose worker process vanished waits for its status.
+constexpr std::chrono::seconds exit_status_wait{2};
 
 // Ends every held attempt as failed (retryable: it runs again elsewhere),
 // reports them to the pool, and quits.
@@ -72,9 +77,16 @@ worker_port_actor::behavior_type port(port_ptr self, context_ptr ctx,
     auto& st = self->state;
     if (msg.source != st.worker.address())
       return;
-    lose_worker(self,
-                "worker node " + st.offer.node + " lost: "
-                  + (msg.reason ? render(msg.reason) : std::string{"it left"}));
+    auto why = "worker node " + st.offer.node + " lost: "
+               + (msg.reason ? render(msg.reason) : std::string{"it left"});
+    // A worker process's connection drops as it dies: its exit status, which
+    // names the signal, follows from the reaper at once.
+    if (st.offer.pid != 0 && !st.held.empty()) {
+      st.lost = std::move(why);
+      self->delayed_send(self, exit_status_wait, lost_atom::value);
+      return;
+    }
+    lose_worker(self, why);
   });
   return {
     [=](run_atom, std::vector<claimed_task>& tasks) {
@@ -133,6 +145,7 @@ worker_port_actor::behavior_type port(port_ptr self, context_ptr ctx,
                           + std::to_string(st.offer.pid) + ") "
                           + describe_wait_status(status));
     },
+    [=](lost_atom) { lose_worker(self, self->state.lost); },
     [=](stop_atom) {
       self->state.stopping = true;
       quit_if_drained(self);

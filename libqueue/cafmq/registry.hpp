@@ -46,6 +46,13 @@ struct task_definition {
   /// handler on an event loop). A blocking handler marked false stalls the
   /// runtime.
   bool blocking = true;
+  /// True: the handler runs in a worker process that the runner starts and
+  /// supervises (process isolation, see cafmq/actors/isolation.hpp). A
+  /// handler that aborts or segfaults kills only that process: its attempt
+  /// fails at once with the signal recorded, and the process is started
+  /// again. Such a handler has no database of its own: it cannot complete
+  /// or checkpoint in its own transaction.
+  bool isolated = false;
 
   /// A builder for one task of this definition, with its defaults applied.
   spawn_builder builder() const {

@@ -30,6 +30,7 @@ stand_in_port(worker_port_actor::stateful_pointer<port_log> self) {
     [](renew_atom, const attempt_ref&, timespan) { return true; },
     [](peers_atom, const database_actor&) {},
     [](exited_atom, std::int32_t) {},
+    [](lost_atom) {},
     [](stop_atom) {},
   };
 }

@@ -17,39 +17,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A scratch directory for the processes' files (port, pids, ledgers).
-struct scratch {
-  scratch() {
-    char tmpl[] = "/tmp/cafmq-e2e-workers-XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-
-  ~scratch() {
-    std::system(("rm -rf '" + dir + "'").c_str());
-  }
-
-  std::string path(const std::string& name) const {
-    return dir + "/" + name;
-  }
-
-  // The file's contents once it exists (waits up to `limit`).
-  std::string wait_for(const std::string& name,
-                       std::chrono::seconds limit = 60s) const {
-    auto until = std::chrono::steady_clock::now() + limit;
-    struct stat st;
-    while (stat(path(name).c_str(), &st) != 0 || st.st_size == 0) {
-      if (std::chrono::steady_clock::now() > until)
-        throw std::runtime_error("no " + name + " after "
-                                 + std::to_string(limit.count()) + " s");
-      std::this_thread::sleep_for(10ms);
-    }
-    std::ifstream in{path(name)};
-    return std::string{std::istreambuf_iterator<char>{in}, {}};
-  }
-
-  std::string dir;
-};
-
 constexpr const char* secret = "e2e-secret";
 
 // The runner node: owns the database, runs no handler of the workers'
@@ -106,13 +73,7 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
     std::this_thread::sleep_for(1ms);
   CAF_REQUIRE_EQUAL(kill(pid_a, SIGKILL), 0);
   auto killed_at = query_value<std::string>("SELECT now()::text");
-  for (int i = 0; i < 12000; ++i) {
-    if (query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state IN "
-                         "('pending', 'running')")
-        == 0)
-      break;
-    std::this_thread::sleep_for(10ms);
-  }
+  CAF_CHECK(wait_until_drained(120s));
   stop_node(s);
   std::string out_node, out_a, out_b;
   CAF_CHECK_NOT_EQUAL(finish_process(a, out_a), 0);

@@ -4,8 +4,10 @@
 // CAFMQ_DATABASE_URL names, and drops it afterwards, so db tests run in
 // parallel without seeing each other.
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <pqxx/pqxx>
 
@@ -42,6 +44,20 @@ struct db_fixture {
   T query_value(const std::string& sql) {
     pqxx::nontransaction tx{*conn};
     return tx.exec1(sql)[0].as<T>();
+  }
+
+  /// Polls until no task is pending or running, at most `limit`; true if
+  /// none is.
+  bool wait_until_drained(std::chrono::seconds limit) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state IN "
+                            "('pending', 'running')")
+           > 0) {
+      if (std::chrono::steady_clock::now() > until)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    return true;
   }
 
   std::string dbname;

@@ -2,10 +2,18 @@
 
 // Child processes for tests that need real concurrency between processes.
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <string>
+#include <thread>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace cafmq::test {
 
@@ -22,5 +30,39 @@ inline int finish_process(FILE* child, std::string& output) {
   auto status = pclose(child);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+// A scratch directory for the processes' files (port, pids, ledgers).
+struct scratch {
+  scratch() {
+    char tmpl[] = "/tmp/cafmq-e2e-XXXXXX";
+    dir = mkdtemp(tmpl);
+  }
+
+  ~scratch() {
+    std::system(("rm -rf '" + dir + "'").c_str());
+  }
+
+  std::string path(const std::string& name) const {
+    return dir + "/" + name;
+  }
+
+  // The file's contents once it exists (waits up to `limit`).
+  std::string wait_for(const std::string& name,
+                       std::chrono::seconds limit
+                       = std::chrono::seconds{60}) const {
+    auto until = std::chrono::steady_clock::now() + limit;
+    struct stat st;
+    while (stat(path(name).c_str(), &st) != 0 || st.st_size == 0) {
+      if (std::chrono::steady_clock::now() > until)
+        throw std::runtime_error("no " + name + " after "
+                                 + std::to_string(limit.count()) + " s");
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    std::ifstream in{path(name)};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  }
+
+  std::string dir;
+};
 
 } // namespace cafmq::test

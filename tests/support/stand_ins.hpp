@@ -92,6 +92,7 @@ stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
       self->state.done.push_back(xs);
     },
     [](peers_atom, const offer_listener_actor&) {},
+    [](exited_atom, std::int64_t, std::int32_t) {},
     [=](stop_atom) { ++self->state.stops; },
   };
 }

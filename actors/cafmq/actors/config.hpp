@@ -51,6 +51,8 @@ public:
   int keepalives_count = 3;
   caf::timespan handler_grace = std::chrono::seconds{5};
   int max_lost_attempts = 5;
+  int worker_processes = 1;
+  int worker_process_capacity = 4;
   int max_restarts = 5;
   caf::timespan restart_period = std::chrono::seconds{60};
   std::string on_database_loss = "reconnect";

@@ -135,8 +135,11 @@ using worker_port_actor = caf::typed_actor<
   caf::replies_to<renew_atom, attempt_ref, caf::timespan>::with<bool>,
   // pool: a new write database.
   caf::reacts_to<peers_atom, database_actor>,
-  // reaper: the worker's process ended with this wait status (isolation).
+  // pool: the worker's process ended with this wait status (isolation).
   caf::reacts_to<exited_atom, std::int32_t>,
+  // own timer: the worker's process left without a status; fail its
+  // attempts anyway.
+  caf::reacts_to<lost_atom>,
   // pool: the runtime stops.
   caf::reacts_to<stop_atom>>;
 
@@ -169,6 +172,8 @@ using pool_actor = caf::typed_actor<
                   worker_actor>::with<worker_port_actor>,
   // a worker port: attempts on its worker ended.
   caf::reacts_to<done_atom, std::vector<task_outcome>>,
+  // runtime: the worker process with this pid ended (wait status).
+  caf::reacts_to<exited_atom, std::int64_t, std::int32_t>,
   // the runtime stops: give back what waits for a thread.
   caf::reacts_to<stop_atom>>;
 
@@ -294,7 +299,10 @@ using runtime_actor = caf::typed_actor<
   // the dispatcher restarted a crashed channel actor.
   caf::reacts_to<restart_atom, std::string>,
   // a database actor lost its connection (true) or got it back (false).
-  caf::reacts_to<lost_atom, bool>>;
+  caf::reacts_to<lost_atom, bool>,
+  // the worker processes' supervisor: the one with this pid ended (wait
+  // status); its attempts fail with it.
+  caf::reacts_to<exited_atom, std::int64_t, std::int32_t>>;
 
 /// A runtime's control interface as other nodes see it: what runtime_actor
 /// offers the public, nothing internal. A node actor forwards it.

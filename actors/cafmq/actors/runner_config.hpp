@@ -95,6 +95,13 @@ struct runner_config {
   /// handlers, and claims them only while a joined worker offers them. A
   /// program whose runner and workers share one registry passes it here.
   std::shared_ptr<const registry> remote_tasks;
+  /// Worker processes started for the tasks marked `isolated`, and the
+  /// attempts each runs at once (see cafmq/actors/isolation.hpp).
+  int worker_processes = 1;
+  int worker_process_capacity = 4;
+  /// The program a worker process runs, with its arguments; empty: this
+  /// program again, with the arguments it was started with.
+  std::vector<std::string> worker_command;
   /// Which handler errors fail a task at once (see failure_filter); tasks
   /// may override it. Empty: default_is_failure.
   failure_filter is_failure = nullptr;
