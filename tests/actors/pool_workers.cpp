@@ -1,6 +1,8 @@
 #define CAF_SUITE pool_workers
 #include <caf/test/dsl.hpp>
 
+#include <csignal>
+
 #include "cafmq/actors/pool.hpp"
 #include "support/stand_ins.hpp"
 
@@ -25,9 +27,9 @@ struct pool_workers_fixture : unit_fixture {
   // Joins a stand-in worker; returns it and its port.
   std::pair<worker_actor, worker_port_actor>
   join(std::string node, std::int32_t capacity,
-       std::vector<std::string> names = {"remote"}) {
+       std::vector<std::string> names = {"remote"}, std::int64_t pid = 0) {
     auto worker = stand_in(stand_in_worker);
-    worker_offer offer{std::move(node), std::move(names), capacity, 0};
+    worker_offer offer{std::move(node), std::move(names), capacity, pid};
     self->send(pool, join_atom::value, offer, worker);
     sched.run();
     return {worker, answer<worker_port_actor>()};
@@ -89,6 +91,23 @@ CAF_TEST(the dispatcher learns what joined workers offer) {
   auto& told = deref<dispatcher_stand_in>(next).state.offers;
   CAF_REQUIRE_EQUAL(told.size(), 1u);
   CAF_CHECK_EQUAL(told[0].first, names({"remote"}));
+}
+
+CAF_TEST(the end of a worker process reaches the port of its pid only) {
+  auto [w1, p1] = join("w1", 1, {"remote"}, 101);
+  auto [w2, p2] = join("w2", 1, {"remote"}, 102);
+  auto xs = run({"remote", "remote"});
+  anon_send(pool, exited_atom::value, std::int64_t{999}, std::int32_t{SIGABRT});
+  sched.run();
+  CAF_CHECK(owner_done().empty());
+  anon_send(pool, exited_atom::value, std::int64_t{102}, std::int32_t{SIGABRT});
+  sched.run();
+  auto done = owner_done();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(done[0].ref, ref_of(xs[1]));
+  CAF_CHECK_EQUAL(done[0].error, "worker process w2 (pid 102) was killed by "
+                                 "signal 6 (SIGABRT)");
+  CAF_CHECK_EQUAL(seen(w1).runs.size(), 1u);
 }
 
 CAF_TEST(a worker without capacity or names cannot join) {

@@ -140,6 +140,43 @@ CAF_TEST(a worker process that exits fails its attempts with the signal) {
   CAF_CHECK_EQUAL(describe_wait_status(3 << 8), "exited with status 3");
 }
 
+CAF_TEST(a worker process lost before its status waits a bound for it) {
+  offer.pid = 4242;
+  auto lost_with = [&](std::vector<claimed_task> xs) {
+    auto proc = stand_in(stand_in_worker);
+    auto p = spawn_worker_port(sys, context(), offer, proc, pool, db);
+    sched.run();
+    send_as(pool, p, run_atom::value, std::move(xs));
+    sched.run();
+    // The connection drops as the process dies, before the reaper reports.
+    anon_send_exit(proc, exit_reason::kill);
+    sched.run();
+    return p;
+  };
+  auto& done = pool_seen().done;
+  auto p = lost_with({a, b});
+  CAF_CHECK(done.empty());
+  send_as(pool, p, exited_atom::value, std::int32_t{SIGSEGV});
+  sched.run();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(ids_of(refs_of(done[0])), ids_of({ref_of(a), ref_of(b)}));
+  for (auto& x : done[0])
+    CAF_CHECK_EQUAL(x.error, "worker process w1 (pid 4242) was killed by "
+                             "signal 11 (SIGSEGV)");
+  CAF_CHECK(terminated(p));
+  // No status comes (a process that lives on without its connection): the
+  // attempts fail anyway, with why the worker was lost.
+  auto q = lost_with({c});
+  CAF_CHECK_EQUAL(done.size(), 1u);
+  sched.advance_time(2s);
+  sched.run();
+  CAF_REQUIRE_EQUAL(done.size(), 2u);
+  CAF_REQUIRE_EQUAL(done[1].size(), 1u);
+  CAF_CHECK_EQUAL(done[1][0].error.find("worker node w1 lost: "), 0u);
+  CAF_CHECK(done[1][0].retryable);
+  CAF_CHECK(terminated(q));
+}
+
 CAF_TEST(checkpoints and keep alives of held attempts reach the database) {
   send_run({a});
   checkpoint cp;

@@ -271,8 +271,9 @@ using listener_actor
 using watcher_actor = caf::typed_actor<caf::reacts_to<status_atom, task_status>,
                                        caf::reacts_to<watch_atom, caf::error>>;
 
-/// The public face of a runtime: the supervisor of its actors.
-using runtime_actor = caf::typed_actor<
+/// A runtime's control interface as other nodes see it: the public part
+/// of runtime_actor, nothing internal. A node actor forwards it.
+using node_actor = caf::typed_actor<
   // Graceful stop; answers when every outcome is written (or the bound
   // passed).
   caf::replies_to<stop_atom>::with<bool>,
@@ -293,7 +294,11 @@ using runtime_actor = caf::typed_actor<
   caf::reacts_to<subscribe_atom, event_filter, event_actor>,
   // A worker node joins (see worker_actor).
   caf::replies_to<join_atom, worker_offer,
-                  worker_actor>::with<worker_port_actor>,
+                  worker_actor>::with<worker_port_actor>>;
+
+/// The public face of a runtime: the supervisor of its actors. Beyond
+/// node_actor's interface, what its own actors tell it.
+using runtime_actor = node_actor::extend<
   // own timers: the watchdog over database calls; the shutdown timeout.
   caf::reacts_to<tick_atom>, caf::reacts_to<abandon_atom>,
   // the dispatcher restarted a crashed channel actor.
@@ -303,21 +308,6 @@ using runtime_actor = caf::typed_actor<
   // the worker processes' supervisor: the one with this pid ended (wait
   // status); its attempts fail with it.
   caf::reacts_to<exited_atom, std::int64_t, std::int32_t>>;
-
-/// A runtime's control interface as other nodes see it: what runtime_actor
-/// offers the public, nothing internal. A node actor forwards it.
-using node_actor = caf::typed_actor<
-  caf::replies_to<stop_atom>::with<bool>,
-  caf::replies_to<stats_atom>::with<runner_stats>,
-  caf::replies_to<cancel_atom, uuid>::with<std::string>,
-  caf::replies_to<status_atom, uuid>::with<task_status>,
-  caf::reacts_to<watch_atom, uuid, watcher_actor>,
-  caf::replies_to<pause_atom, std::string>::with<bool>,
-  caf::replies_to<resume_atom, std::string>::with<bool>,
-  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
-  caf::reacts_to<subscribe_atom, event_filter, event_actor>,
-  caf::replies_to<join_atom, worker_offer,
-                  worker_actor>::with<worker_port_actor>>;
 
 /// What a node publishes: a peer proves it knows the shared secret (the
 /// answer to the nonce, see node.hpp) and gets the node's handle. With
