@@ -64,6 +64,8 @@ config::config() {
     .add(restart_period, "restart-period", "window of max-restarts")
     .add(on_database_loss, "on-database-loss",
          "reconnect (default) or shutdown")
+    .add(start_timeout, "start-timeout",
+         "how long a start waits for an unreachable database (reconnect)")
     .add(log_level_name, "log-level", "debug, info, warning or error");
   opt_group{custom_options_, "cafmq.publish"}
     .add(node_host, "host", "address to publish the control interface on")
@@ -140,6 +142,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     = std::chrono::duration_cast<std::chrono::seconds>(keepalives_interval);
   result.connection.keepalives_count = keepalives_count;
   result.max_lost_attempts = max_lost_attempts;
+  result.start_timeout = duration_cast<milliseconds>(start_timeout);
   result.worker_processes = worker_processes;
   result.worker_process_capacity = worker_process_capacity;
   result.max_restarts = max_restarts;

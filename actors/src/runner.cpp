@@ -1,5 +1,7 @@
 #include "cafmq/actors/runner.hpp"
 
+#include <thread>
+
 #include <caf/all.hpp>
 #include <unistd.h>
 
@@ -57,6 +59,8 @@ caf::error check(runner_config& cfg) {
                    + std::to_string(cfg.prefetch));
   if (cfg.keep_alive_interval >= cfg.lease)
     return invalid("the keep-alive interval must be shorter than the lease");
+  if (cfg.start_timeout.count() < 0)
+    return invalid("the start timeout must not be negative");
   if (cfg.request_timeout.count() <= 0 || cfg.handler_grace.count() < 0
       || cfg.shutdown_timeout.count() < 0)
     return invalid("request timeout must be positive, handler grace and "
@@ -86,6 +90,37 @@ std::vector<std::string> runner_config::task_names() const {
 
 namespace {
 
+// The first connection. A database that cannot be reached yet is tried
+// again with a backoff, each try logged, for up to cfg.start_timeout, under
+// the reconnect policy; once under the shutdown policy.
+caf::expected<std::shared_ptr<queue_connection>>
+open_at_start(const runner_config& cfg) {
+  logger log{cfg.log ? cfg.log : stderr_sink(), cfg.min_log_level};
+  auto opts = connection_for(cfg, "claim");
+  auto until = std::chrono::steady_clock::now() + cfg.start_timeout;
+  auto backoff = std::chrono::milliseconds{100};
+  for (int attempt = 1;; ++attempt) {
+    auto conn = queue_connection::open(cfg.database_url, opts);
+    if (conn || code_of(conn.error()) != errc::database_unavailable
+        || cfg.on_database_loss != database_loss_policy::reconnect)
+      return conn;
+    auto now = std::chrono::steady_clock::now();
+    if (now + backoff > until) {
+      log(log_level::error, "database not reachable at start, giving up",
+          {{"attempts", attempt},
+           {"start_timeout_ms", cfg.start_timeout.count()},
+           {"error", render(conn.error())}});
+      return conn;
+    }
+    log(log_level::warning, "database not reachable at start, trying again",
+        {{"attempt", attempt},
+         {"after_ms", backoff.count()},
+         {"error", render(conn.error())}});
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(2 * backoff, std::chrono::milliseconds{5000});
+  }
+}
+
 // spawn_runner, and the port the node was published on (if it was).
 caf::expected<runtime_actor> start_runtime(caf::actor_system& sys,
                                            runner_config cfg,
@@ -112,8 +147,7 @@ caf::expected<runtime_actor> start_runtime(caf::actor_system& sys,
   }
   // The start-up connection checks the schema and then claims: the first
   // claim does not wait for a connection of its own.
-  auto conn
-    = queue_connection::open(cfg.database_url, connection_for(cfg, "claim"));
+  auto conn = open_at_start(cfg);
   if (!conn)
     return std::move(conn.error());
   // Either way, a database whose applied migrations differ from this

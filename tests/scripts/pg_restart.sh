@@ -3,18 +3,9 @@
 # directory): with CAFMQ_DATABASE_URL set to the cluster's own URL, as `pg.sh env` prints
 # it, `stop; start` brings the database back; a URL of another database leaves it alone.
 set -euo pipefail
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-tmp=$(mktemp -d /tmp/cafmq-pgtest.XXXXXX)
-chmod 0755 "$tmp"
-mkdir "$tmp/scripts"
-cp "$src/scripts/pg.sh" "$tmp/scripts/"
-pg() { bash "$tmp/scripts/pg.sh" "$@"; }
-cleanup() { pg destroy >/dev/null 2>&1 || true; rm -rf "$tmp"; }
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/throwaway.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-export CAFMQ_PG_FAST=1
-unset CAFMQ_DATABASE_URL
 pg start >/dev/null
 CAFMQ_DATABASE_URL=$(pg url)
 export CAFMQ_DATABASE_URL

@@ -55,6 +55,7 @@ public:
   int worker_process_capacity = 4;
   int max_restarts = 5;
   caf::timespan restart_period = std::chrono::seconds{60};
+  caf::timespan start_timeout = std::chrono::seconds{60};
   std::string on_database_loss = "reconnect";
   std::string log_level_name = "info";
   // cafmq.publish.*: publishing; its TLS files are CAF's openssl.* options

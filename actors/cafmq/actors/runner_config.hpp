@@ -131,8 +131,13 @@ struct runner_config {
   /// actors within `restart_period` stop the runtime gracefully.
   int max_restarts = 5;
   std::chrono::milliseconds restart_period = std::chrono::seconds{60};
-  /// What happens when the database connection is lost.
+  /// What happens when the database connection is lost. At start, under
+  /// `reconnect`, a database that cannot be reached is tried again with a
+  /// backoff (100 ms doubling to 5 s, each try logged) for up to
+  /// `start_timeout`, and the runner's start waits; under `shutdown` the
+  /// start fails at once.
   database_loss_policy on_database_loss = database_loss_policy::reconnect;
+  std::chrono::milliseconds start_timeout = std::chrono::seconds{60};
   /// Where log records go (default: stderr), and from which level.
   log_sink log = nullptr;
   log_level min_log_level = log_level::info;
