@@ -1,5 +1,7 @@
 #include "cafmq/actors/runner.hpp"
 
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <caf/all.hpp>
@@ -122,9 +124,10 @@ open_at_start(const runner_config& cfg) {
 }
 
 // spawn_runner, and the port the node was published on (if it was).
-caf::expected<runtime_actor> start_runtime(caf::actor_system& sys,
-                                           runner_config cfg,
-                                           std::optional<std::uint16_t>& port) {
+caf::expected<runtime_actor>
+start_runtime(caf::actor_system& sys, runner_config cfg,
+              std::optional<std::uint16_t>& port,
+              std::function<void(const runner_stats&)> on_stopped = nullptr) {
   if (is_worker_process())
     return make_error(errc::invalid_argument,
                       "this process is a worker process of another runner "
@@ -161,6 +164,7 @@ caf::expected<runtime_actor> start_runtime(caf::actor_system& sys,
   }
   runtime_parts parts;
   parts.startup = std::move(*conn);
+  parts.on_stopped = std::move(on_stopped);
   auto publish = cfg.publish;
   logger log{cfg.log, cfg.min_log_level};
   auto processes = isolation ? std::optional<runner_config>{cfg} : std::nullopt;
@@ -200,6 +204,12 @@ struct runner::impl {
   caf::timespan stop_bound;
   caf::timespan request_timeout;
   runner_stats last_stats;
+  // The counters as the runtime's graceful stop left them.
+  struct final_stats {
+    std::mutex mtx;
+    std::optional<runner_stats> value;
+  };
+  std::shared_ptr<final_stats> final = std::make_shared<final_stats>();
   bool stopped = false;
   std::optional<std::uint16_t> port;
 };
@@ -227,7 +237,11 @@ caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   ptr->stop_bound
     = cfg.shutdown_timeout + cfg.handler_grace + 2 * cfg.request_timeout;
   ptr->request_timeout = cfg.request_timeout;
-  auto runtime = start_runtime(*ptr->sys, std::move(cfg), ptr->port);
+  auto runtime = start_runtime(*ptr->sys, std::move(cfg), ptr->port,
+                               [final = ptr->final](const runner_stats& x) {
+                                 std::lock_guard<std::mutex> guard{final->mtx};
+                                 final->value = x;
+                               });
   if (!runtime)
     return std::move(runtime.error());
   ptr->runtime = std::move(*runtime);
@@ -246,6 +260,11 @@ void runner::stop() {
 }
 
 runner_stats runner::stats() {
+  {
+    std::lock_guard<std::mutex> guard{impl_->final->mtx};
+    if (impl_->final->value)
+      return *impl_->final->value;
+  }
   if (impl_->stopped)
     return impl_->last_stats;
   caf::scoped_actor self{*impl_->sys};

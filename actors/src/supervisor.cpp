@@ -21,12 +21,41 @@ namespace cafmq::actors {
 
 namespace runtime_impl {
 
-void quit_now(supervisor_ptr self, bool ok) {
+void collect_stats(supervisor_ptr self,
+                   std::function<void(caf::expected<runner_stats>)> f) {
   auto& st = self->state;
-  for (auto& rp : st.stop_promises)
-    rp.deliver(ok);
-  st.stop_promises.clear();
-  self->quit();
+  auto timeout = st.ctx->request_timeout();
+  self->request(st.dispatcher, timeout, stats_atom::value)
+    .then(
+      [=](runner_stats stats) {
+        self->request(self->state.keeper, timeout, stats_atom::value)
+          .then(
+            [=](const runner_stats& kept) mutable {
+              auto& st = self->state;
+              stats.cancels_at_renewal = kept.cancels_at_renewal;
+              stats.lost = kept.lost;
+              stats.restarts = st.last_stats.restarts;
+              st.last_stats = stats;
+              f(stats);
+            },
+            [=](caf::error& err) { f(std::move(err)); });
+      },
+      [=](caf::error& err) { f(std::move(err)); });
+}
+
+void quit_now(supervisor_ptr self, bool ok) {
+  // The counters as the stop left them, for whoever reads them after the
+  // runtime is gone (runner::stats); the last ones seen if they cannot be
+  // read.
+  collect_stats(self, [=](caf::expected<runner_stats> x) {
+    auto& st = self->state;
+    if (st.parts.on_stopped)
+      st.parts.on_stopped(x ? *x : st.last_stats);
+    for (auto& rp : st.stop_promises)
+      rp.deliver(ok);
+    st.stop_promises.clear();
+    self->quit();
+  });
 }
 
 void flush_and_quit(supervisor_ptr self) {
@@ -140,25 +169,13 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       return rp;
     },
     [=](stats_atom) -> caf::typed_response_promise<runner_stats> {
-      auto& st = self->state;
       auto rp = self->make_response_promise<runner_stats>();
-      auto timeout = st.ctx->request_timeout();
-      self->request(st.dispatcher, timeout, stats_atom::value)
-        .then(
-          [=](runner_stats stats) mutable {
-            self->request(self->state.keeper, timeout, stats_atom::value)
-              .then(
-                [=](const runner_stats& kept) mutable {
-                  auto& st = self->state;
-                  stats.cancels_at_renewal = kept.cancels_at_renewal;
-                  stats.lost = kept.lost;
-                  stats.restarts = st.last_stats.restarts;
-                  st.last_stats = stats;
-                  rp.deliver(stats);
-                },
-                [=](caf::error& err) mutable { rp.deliver(err); });
-          },
-          [=](caf::error& err) mutable { rp.deliver(err); });
+      collect_stats(self, [=](caf::expected<runner_stats> x) mutable {
+        if (x)
+          rp.deliver(*x);
+        else
+          rp.deliver(std::move(x.error()));
+      });
       return rp;
     },
     [=](cancel_atom, const uuid& id) {

@@ -167,7 +167,7 @@ CAF_TEST(a remote client spawns by name and follows the task to its end) {
   CAF_REQUIRE(stopped);
   CAF_CHECK(*stopped);
   CAF_CHECK_EQUAL(n.finish(), 0);
-  CAF_CHECK(n.output.find("STOPPED") != std::string::npos);
+  CAF_CHECK(n.output.find("STOPPED completed 1") != std::string::npos);
 }
 
 CAF_TEST(a watch follows a running task through a cancel to its end) {

@@ -92,6 +92,10 @@ CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
   release = true;
   stopper.join();
   CAF_CHECK_EQUAL(count("completed"), 4);
+  // The counters stay readable, with what the stop wrote.
+  auto stats = r->stats();
+  CAF_CHECK_EQUAL(stats.claimed, 10);
+  CAF_CHECK_EQUAL(stats.completed, 4);
   CAF_CHECK_EQUAL(count("running"), 0);
   CAF_CHECK_EQUAL(count("pending"), 6);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "

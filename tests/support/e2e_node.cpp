@@ -1,7 +1,7 @@
 // A runner node for the e2e tests: publishes its control interface on a
 // free port of 127.0.0.1, prints "PORT <port> PID <pid>" on stdout, and
-// runs until a peer stops it (then prints "STOPPED"). Its tasks: "echo"
-// completes at once; "wait_cancel" works until it is cancelled; "fail"
+// runs until a peer stops it (then prints "STOPPED completed N"). Its tasks:
+// "echo" completes at once; "wait_cancel" works until it is cancelled; "fail"
 // fails for good.
 //
 //   cafmq-e2e-node URL SECRET [CERT KEY CAFILE]
@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
   std::cout << "PORT " << *(*runner)->node_port() << " PID " << getpid()
             << std::endl;
   (*runner)->wait();
-  std::cout << "STOPPED" << std::endl;
+  // The counters as the remote stop left them.
+  std::cout << "STOPPED completed " << (*runner)->stats().completed
+            << std::endl;
   return 0;
 }

@@ -45,7 +45,9 @@ public:
   /// Idempotent.
   void stop();
 
-  /// Counters; after stop(), the last counters read before the stop.
+  /// Counters. Once a graceful stop ended (stop(), or a stop from a remote
+  /// node that wait() saw), the final ones, with every outcome the stop
+  /// wrote; after a stop that did not end gracefully, the last ones read.
   runner_stats stats();
 
   /// The runtime actor, for the typed interface.

@@ -55,6 +55,8 @@ struct runtime_parts {
   bool listener = true;
   /// Where handlers checkpoint and keep alive; default: the write database.
   database_actor backend_db;
+  /// Called with the final counters when a graceful stop ends.
+  std::function<void(const runner_stats&)> on_stopped;
 };
 
 /// Spawns a runtime. `cfg` must be checked (see spawn_runner).
