@@ -59,6 +59,16 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
                    .channel_args(std::to_string(i % 50))
                    .json(i));
   spawn_or_throw(*conn, xs);
+  // The database's ledger: a row per completion, written by the completing
+  // transaction itself (the workers have no database).
+  pqxx::nontransaction{*conn}.exec0(
+    "CREATE TABLE completions (id uuid, attempt int);"
+    "CREATE FUNCTION record_completion() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$ BEGIN INSERT INTO completions VALUES (NEW.id, NEW.attempt); RETURN "
+    "NEW; END $$;"
+    "CREATE TRIGGER record_completion AFTER UPDATE OF state ON cafmq.tasks "
+    "FOR EACH ROW WHEN (NEW.state = 'completed') EXECUTE FUNCTION "
+    "record_completion()");
   scratch s;
   auto node = start_node(url, s, lease_ms);
   CAF_REQUIRE(node != nullptr);
@@ -97,6 +107,12 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
   }
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
                                    "state = 'completed'"),
+                  total);
+  // Every task completed exactly once, by its last attempt.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM completions"), total);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(DISTINCT c.id) FROM "
+                                   "completions c JOIN cafmq.tasks t ON t.id "
+                                   "= c.id AND t.attempt = c.attempt"),
                   total);
   // Each completion was a handler that ran to its end: exactly one ledger
   // line for the completed attempt, none for a later one.
