@@ -12,8 +12,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAFMQ_WERROR=ON \
   -DCAFMQ_BUILD_ACTOR_TESTS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 cmake --build build -j2
 
-# Address + undefined-behaviour sanitizers over the suites that need no
-# database (unit and deterministic actor tests); any report fails the run.
+# AddressSanitizer over the suites that need no database (unit and
+# deterministic actor tests), UndefinedBehaviorSanitizer in the libraries
+# they test; any report fails the run.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCAFMQ_SANITIZE=ON \
   -DCAFMQ_WERROR=ON -DCAFMQ_BUILD_EXAMPLES=OFF
 cmake --build build-asan -j2 --target cafmq-unit-tests cafmq-actor-tests \
