@@ -170,11 +170,19 @@ void report_offer(pool_ptr self) {
   auto& st = self->state;
   if (!st.offers_to)
     return;
+  // Names this runner runs itself never go to a worker (see
+  // runs_remotely): a worker adds capacity only for the others.
   std::set<std::string> names;
   std::int32_t capacity = 0;
   for (auto& w : *st.workers) {
-    names.insert(w.offer.names.begin(), w.offer.names.end());
-    capacity += w.offer.capacity;
+    bool serves = false;
+    for (auto& name : w.offer.names)
+      if (!runs_locally(st, name)) {
+        names.insert(name);
+        serves = true;
+      }
+    if (serves)
+      capacity += w.offer.capacity;
   }
   self->send(st.offers_to, offer_atom::value,
              std::vector<std::string>{names.begin(), names.end()}, capacity);

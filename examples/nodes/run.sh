@@ -37,8 +37,17 @@ tail -n +2 -f "$out" --pid "$runner" &
 "$bin/cafmq-nodes-worker" "$port" &
 worker=$!
 
+# The client stops the runner, which lets the worker go: both end on their
+# own. A failed client leaves them running (the trap ends them).
+"$bin/cafmq-nodes-client" "$port" || { echo "the client failed" >&2; exit 1; }
+for pid in "$runner" "$worker"; do
+  for _ in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$pid" 2>/dev/null && { echo "process $pid did not end within 30 s" >&2; exit 1; }
+done
 rc=0
-"$bin/cafmq-nodes-client" "$port" || rc=$?
 wait "$runner" || rc=1
 runner=
 wait "$worker" || rc=1

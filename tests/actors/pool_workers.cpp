@@ -91,6 +91,12 @@ CAF_TEST(the dispatcher learns what joined workers offer) {
   auto& told = deref<dispatcher_stand_in>(next).state.offers;
   CAF_REQUIRE_EQUAL(told.size(), 1u);
   CAF_CHECK_EQUAL(told[0].first, names({"remote"}));
+  // A worker offering only names this runner runs itself adds nothing: the
+  // pool never sends them to it.
+  auto [w3, p3] = join("w3", 4, {"ok"});
+  CAF_REQUIRE_EQUAL(told.size(), 2u);
+  CAF_CHECK_EQUAL(told[1].first, names({"remote"}));
+  CAF_CHECK_EQUAL(told[1].second, 2);
 }
 
 CAF_TEST(the end of a worker process reaches the port of its pid only) {
