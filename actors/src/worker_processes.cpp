@@ -251,10 +251,10 @@ void split_isolated(runner_config& cfg) {
   bool moved = false;
   for (auto& name : cfg.tasks->names()) {
     auto def = cfg.tasks->find(name);
-    if (def->isolated) {
-      // A name defined twice is refused by the runner's check.
-      if (remote->find(name) == nullptr)
-        remote->add(*def);
+    // A name that remote_tasks defines too stays local, so that the
+    // runner's check refuses it as defined twice.
+    if (def->isolated && remote->find(name) == nullptr) {
+      remote->add(*def);
       moved = true;
     } else {
       local->add(*def);

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "cafmq/actors/runner.hpp"
+#include "cafmq/current_task.hpp"
 #include "support/db_fixture.hpp"
 #include "support/process.hpp"
 #include "support/queue_helpers.hpp"
@@ -141,6 +143,27 @@ CAF_TEST(a handler that aborts or segfaults kills only its worker process) {
   // A stopped runner leaves no worker process behind.
   for (auto pid : workers)
     CAF_CHECK_NOT_EQUAL(kill(static_cast<pid_t>(pid), 0), 0);
+}
+
+CAF_TEST(an isolated task that remote_tasks defines too is refused) {
+  auto handler = [](current_task&) {
+    return caf::error{};
+  };
+  task_definition twice{"twice", handler, {}};
+  twice.isolated = true;
+  actors::runner_config cfg;
+  cfg.database_url = url;
+  auto local = std::make_shared<registry>();
+  local->add(twice);
+  cfg.tasks = local;
+  auto remote = std::make_shared<registry>();
+  remote->add({"twice", handler, {}});
+  cfg.remote_tasks = remote;
+  auto r = actors::runner::start(cfg);
+  CAF_REQUIRE(!r);
+  CAF_CHECK_EQUAL(code_of(r.error()), errc::invalid_name);
+  CAF_CHECK(render(r.error()).find("twice is defined twice")
+            != std::string::npos);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
