@@ -482,6 +482,44 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.hand_back_leftovers(p_node text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(cafmq.session_key(p_node)) THEN
+    RETURN -1;
+  END IF;
+  RETURN cafmq.hand_back_session(p_node);
+END
+$$;
+
+CREATE FUNCTION cafmq.hand_back_session(p_node text) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_started uuid[];
+  v_count integer;
+  v_wake text[];
+BEGIN
+  SELECT s.started INTO v_started FROM cafmq.sessions s WHERE s.node = p_node;
+  v_started := coalesce(v_started, '{}');
+  WITH h AS (
+    UPDATE cafmq.tasks t
+       SET run_at = now(),
+           max_attempts = t.max_attempts
+                          + CASE WHEN t.id = ANY (v_started)
+                                   OR t.lost_attempts > 0 THEN 0
+                                 ELSE 1 END
+     WHERE t.state = 'running' AND t.node = p_node
+    RETURNING t.channel_name)
+  SELECT count(*), array_agg(DISTINCT h.channel_name) INTO v_count, v_wake
+    FROM h;
+  DELETE FROM cafmq.sessions s WHERE s.node = p_node;
+  PERFORM cafmq.notify_ready(v_wake);
+  RETURN v_count;
+END
+$$;
+
 CREATE FUNCTION cafmq.keep_alive(p_ids uuid[], p_attempts integer[], p_lease interval) RETURNS TABLE(id uuid, cancel_requested boolean)
     LANGUAGE sql
     SET plan_cache_mode TO 'force_generic_plan'
@@ -537,6 +575,28 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.record_started(p_node text, p_ids uuid[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  UPDATE cafmq.sessions SET started = p_ids WHERE node = p_node
+$$;
+
+CREATE FUNCTION cafmq.register_session(p_node text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NOT pg_try_advisory_lock(cafmq.session_key(p_node)) THEN
+    RETURN false;
+  END IF;
+  INSERT INTO cafmq.sessions AS s (node, incarnation)
+  VALUES (p_node, pg_postmaster_start_time())
+  ON CONFLICT (node) DO UPDATE
+    SET incarnation = excluded.incarnation, suspected_at = NULL,
+        registered_at = now();
+  RETURN true;
+END
+$$;
+
 CREATE FUNCTION cafmq.release(p_ids uuid[], p_attempts integer[]) RETURNS SETOF uuid
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
@@ -565,6 +625,12 @@ CREATE FUNCTION cafmq.retry_delay(p_backoff interval, p_cap interval, p_attempt 
   SELECT CASE WHEN p_attempt > 40 THEN p_cap
               ELSE least(p_cap, p_backoff * power(2, greatest(p_attempt, 1) - 1))
          END
+$$;
+
+CREATE FUNCTION cafmq.session_key(p_node text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT hashtextextended('cafmq.session' || chr(31) || p_node, 7305)
 $$;
 
 CREATE FUNCTION cafmq.spawn(p_tasks json) RETURNS TABLE(id uuid, created boolean)
@@ -661,6 +727,34 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.take_over(p_node text, p_grace interval) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v record;
+  v_count integer := 0;
+BEGIN
+  FOR v IN
+    SELECT s.node, s.suspected_at FROM cafmq.sessions s
+     WHERE s.node <> p_node AND s.incarnation = pg_postmaster_start_time()
+     ORDER BY s.node
+  LOOP
+    CONTINUE WHEN NOT pg_try_advisory_xact_lock(cafmq.session_key(v.node));
+    IF v.suspected_at IS NULL THEN
+      UPDATE cafmq.sessions SET suspected_at = now() WHERE node = v.node;
+    ELSIF v.suspected_at <= now() - p_grace THEN
+      v_count := v_count + cafmq.hand_back_session(v.node);
+    END IF;
+  END LOOP;
+  DELETE FROM cafmq.sessions s
+   WHERE s.incarnation <> pg_postmaster_start_time()
+     AND NOT EXISTS (SELECT 1 FROM cafmq.tasks t
+                      WHERE t.state = 'running' AND t.node = s.node)
+     AND pg_try_advisory_xact_lock(cafmq.session_key(s.node));
+  RETURN v_count;
+END
+$$;
+
 CREATE TABLE cafmq.payloads (
     id uuid NOT NULL,
     json jsonb,
@@ -672,6 +766,14 @@ CREATE TABLE cafmq.schema_version (
     name text NOT NULL,
     applied_at timestamp with time zone DEFAULT now() NOT NULL,
     checksum text
+);
+
+CREATE TABLE cafmq.sessions (
+    node text NOT NULL,
+    incarnation timestamp with time zone NOT NULL,
+    started uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    suspected_at timestamp with time zone,
+    registered_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 CREATE SEQUENCE cafmq.task_seq
@@ -727,6 +829,9 @@ ALTER TABLE ONLY cafmq.payloads
 
 ALTER TABLE ONLY cafmq.schema_version
     ADD CONSTRAINT schema_version_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY cafmq.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (node);
 
 ALTER TABLE ONLY cafmq.tasks
     ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);

@@ -14,6 +14,9 @@ config::config() {
   opt_group{custom_options_, "cafmq"}
     .add(database_url, "database-url",
          "PostgreSQL URL (default: CAFMQ_DATABASE_URL)")
+    .add(listen_url, "listen-url",
+         "PostgreSQL URL of the listening connection (default: database-url;"
+         " behind a pooler in transaction mode: a direct one)")
     .add(node, "node", "runner name in task rows (default: host:pid)")
     .add(channels, "channels", "channel names to serve (default: all)")
     .add(min_concurrency, "min-concurrency", "claim below this many running")
@@ -55,6 +58,11 @@ config::config() {
     .add(max_lost_attempts, "max-lost-attempts",
          "a task whose attempts were lost this many times in a row fails "
          "(0: no limit)")
+    .add(takeover_interval, "takeover-interval",
+         "how often dead runners' tasks are looked for and handed back "
+         "(0: never)")
+    .add(fallback_poll_interval, "fallback-poll-interval",
+         "claim at least this often when notifications do not arrive")
     .add(worker_processes, "worker-processes",
          "worker processes started for the isolated tasks")
     .add(worker_process_capacity, "worker-process-capacity",
@@ -112,6 +120,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   if (result.database_url.empty())
     if (auto env = std::getenv("CAFMQ_DATABASE_URL"))
       result.database_url = env;
+  result.listen_url = listen_url;
   result.node = node;
   result.channels = channels;
   result.min_concurrency = min_concurrency;
@@ -142,6 +151,9 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     = std::chrono::duration_cast<std::chrono::seconds>(keepalives_interval);
   result.connection.keepalives_count = keepalives_count;
   result.max_lost_attempts = max_lost_attempts;
+  result.takeover_interval = duration_cast<milliseconds>(takeover_interval);
+  result.fallback_poll_interval
+    = duration_cast<milliseconds>(fallback_poll_interval);
   result.start_timeout = duration_cast<milliseconds>(start_timeout);
   result.worker_processes = worker_processes;
   result.worker_process_capacity = worker_process_capacity;

@@ -1,9 +1,12 @@
 #include "cafmq/actors/context.hpp"
 
+#include "started_attempts.hpp"
+
 namespace cafmq::actors {
 
 runtime_context::runtime_context(runner_config x)
-  : cfg(std::move(x)), log(cfg.log, cfg.min_log_level) {
+  : cfg(std::move(x)), log(cfg.log, cfg.min_log_level),
+    started(std::make_shared<started_attempts>()) {
   for (auto& def : cfg.actor_tasks)
     actor_tasks.emplace(def.name, &def);
 }

@@ -7,6 +7,7 @@
 #include "cafmq/connection_options.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
+#include "started_attempts.hpp"
 
 namespace cafmq::actors {
 
@@ -18,6 +19,10 @@ using namespace std::chrono_literals;
 constexpr auto poll_period = 50ms;
 /// A silent connection is pinged this often to notice that it died.
 constexpr auto ping_period = 2s;
+/// How long the probe notification may take to arrive.
+constexpr auto probe_timeout = 1s;
+/// While notifications do not arrive, the probe is tried again this often.
+constexpr auto reprobe_period = 30s;
 
 // Collects the payloads of one LISTEN channel.
 struct collector : pqxx::notification_receiver {
@@ -41,13 +46,24 @@ struct listener_state {
   std::shared_ptr<connection_breaker> breaker;
   std::unique_ptr<collector> ready;
   std::unique_ptr<collector> cancel;
+  std::unique_ptr<collector> probe;
   std::chrono::steady_clock::time_point last_ping;
   std::chrono::milliseconds backoff{0};
+  // Notifications sent through the work connections arrive here; false:
+  // the dispatcher is woken every fallback_poll_interval instead.
+  bool notified = true;
+  std::chrono::steady_clock::time_point next_probe;
+  std::chrono::steady_clock::time_point next_fallback;
+  // This connection holds the runner's session (its lock).
+  bool registered = false;
+  std::chrono::steady_clock::time_point next_takeover;
   static inline const char* name = "cafmq.listener";
 
   void drop() {
     ready.reset();
     cancel.reset();
+    probe.reset();
+    registered = false;
     if (breaker)
       breaker->release();
     breaker.reset();
@@ -57,11 +73,131 @@ struct listener_state {
 
 using listener_ptr = listener_actor::stateful_pointer<listener_state>;
 
+const std::string& listen_url(const runner_config& cfg) {
+  return cfg.listen_url.empty() ? cfg.database_url : cfg.listen_url;
+}
+
+// Sends a notification through a work connection (database_url, which may
+// go through a pooler) and waits for it here. Behind a pooler in transaction
+// mode it never arrives: LISTEN holds no server connection of its own.
+bool probe_notifications(listener_ptr self) {
+  auto& st = self->state;
+  auto token = to_string(uuid::random());
+  {
+    auto sender = open_connection(st.ctx->cfg.database_url,
+                                  connection_for(st.ctx->cfg, "probe"));
+    if (!sender)
+      throw std::runtime_error(render(sender.error()));
+    pqxx::nontransaction{**sender}.exec_params(
+      "SELECT pg_notify('cafmq_probe', $1)", token);
+  }
+  auto until = std::chrono::steady_clock::now() + probe_timeout;
+  for (;;) {
+    for (auto& payload : st.probe->payloads)
+      if (payload == token) {
+        st.probe->payloads.clear();
+        return true;
+      }
+    st.probe->payloads.clear();
+    auto now = std::chrono::steady_clock::now();
+    if (now >= until)
+      return false;
+    auto left
+      = std::chrono::duration_cast<std::chrono::microseconds>(until - now);
+    st.conn->await_notification(0, left.count());
+  }
+}
+
+// Probes; logs when notifications stop or start arriving.
+void check_notifications(listener_ptr self) {
+  auto& st = self->state;
+  auto& cfg = st.ctx->cfg;
+  auto was = st.notified;
+  st.notified = probe_notifications(self);
+  st.next_probe = std::chrono::steady_clock::now() + reprobe_period;
+  if (!st.notified && was)
+    st.ctx->log(
+      log_level::warning,
+      "notifications do not reach the listening connection (a pooler in "
+      "transaction mode?): claiming every fallback-poll-interval instead, "
+      "cancels wait for a keep-alive, and dead runners' tasks wait for "
+      "their leases; set listen-url to a direct connection",
+      {{"fallback_poll_interval_ms", cfg.fallback_poll_interval.count()},
+       {"listen_url", cfg.listen_url.empty() ? "unset" : "set"}});
+  else if (st.notified && !was)
+    st.ctx->log(log_level::info, "notifications arrive again");
+  if (!st.notified)
+    st.next_fallback = std::chrono::steady_clock::now();
+}
+
+// Registers the runner's session on this connection (see
+// sql/migrations/0007_sessions.sql); only on a connection that notifications
+// reach, which is a session of its own, not a pooled one.
+void register_session(listener_ptr self) {
+  auto& st = self->state;
+  auto& cfg = st.ctx->cfg;
+  if (cfg.takeover_interval.count() == 0 || !st.notified || st.registered)
+    return;
+  pqxx::nontransaction tx{*st.conn};
+  st.registered
+    = tx.exec_params1(sql::register_session, cfg.node)[0].as<bool>();
+  if (!st.registered) {
+    st.ctx->log(log_level::warning,
+                "another live runner holds this node name's session: "
+                "retrying; meanwhile this runner's tasks wait for their "
+                "leases if it dies",
+                {{"node", cfg.node}});
+    return;
+  }
+  // The record went with the old session, if any.
+  st.ctx->started->touch();
+}
+
+// Hands back the tasks of runners that died; records what started here.
+void keep_session(listener_ptr self,
+                  std::chrono::steady_clock::time_point now) {
+  auto& st = self->state;
+  auto& cfg = st.ctx->cfg;
+  if (cfg.takeover_interval.count() == 0 || !st.notified)
+    return;
+  if (!st.registered) {
+    if (now >= st.next_takeover) {
+      st.next_takeover = now + cfg.takeover_interval;
+      register_session(self);
+    }
+    return;
+  }
+  if (auto ids = st.ctx->started->take_changes()) {
+    std::string arr = "{";
+    for (auto& id : *ids) {
+      if (arr.size() > 1)
+        arr += ',';
+      arr += to_string(id);
+    }
+    arr += '}';
+    pqxx::nontransaction{*st.conn}.exec_params(sql::record_started, cfg.node,
+                                               arr);
+  }
+  if (now < st.next_takeover)
+    return;
+  st.next_takeover = now + cfg.takeover_interval;
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+              cfg.takeover_interval)
+              .count();
+  auto n = pqxx::nontransaction{*st.conn}
+             .exec_params1(sql::take_over, cfg.node, us)[0]
+             .as<int>();
+  if (n > 0)
+    st.ctx->log(log_level::info,
+                "handed back the tasks of runners that are gone",
+                {{"tasks", n}});
+}
+
 bool connect(listener_ptr self) {
   auto& st = self->state;
   try {
     st.drop();
-    auto opened = open_connection(st.ctx->cfg.database_url,
+    auto opened = open_connection(listen_url(st.ctx->cfg),
                                   connection_for(st.ctx->cfg, "listen"));
     if (!opened)
       throw std::runtime_error(render(opened.error()));
@@ -70,7 +206,10 @@ bool connect(listener_ptr self) {
       st.breaker = std::move(*breaker);
     st.ready = std::make_unique<collector>(*st.conn, "cafmq_ready");
     st.cancel = std::make_unique<collector>(*st.conn, "cafmq_cancel");
+    st.probe = std::make_unique<collector>(*st.conn, "cafmq_probe");
     st.last_ping = std::chrono::steady_clock::now();
+    check_notifications(self);
+    register_session(self);
     return true;
   } catch (const std::exception& e) {
     st.drop();
@@ -127,6 +266,17 @@ void poll(listener_ptr self) {
       pqxx::nontransaction{*st.conn}.exec("SELECT 1");
       st.last_ping = now;
     }
+    if (!st.notified) {
+      if (now >= st.next_fallback) {
+        st.next_fallback = now + st.ctx->cfg.fallback_poll_interval;
+        self->send(st.dispatcher, rescan_atom::value);
+      }
+      if (now >= st.next_probe) {
+        check_notifications(self);
+        register_session(self);
+      }
+    }
+    keep_session(self, now);
     st.guard->leave();
   } catch (const std::exception& e) {
     st.guard->leave();

@@ -10,6 +10,7 @@
 #include "cafmq/error.hpp"
 #include "executor.hpp"
 #include "pool_state.hpp"
+#include "started_attempts.hpp"
 
 namespace cafmq::actors {
 
@@ -30,13 +31,17 @@ void add_outcome(pool_ptr self, const channel_actor& owner,
 }
 
 running_attempt& add_running(pool_ptr self, const claimed_task& task,
-                             channel_actor owner) {
+                             channel_actor owner, bool pooled) {
   auto& st = self->state;
+  // A pooled attempt starts when a thread takes it (see `post`).
+  if (!pooled)
+    st.ctx->started->add(task.id);
   auto& x = (*st.running)[attempt_ref{task.id, task.attempt}];
   x = running_attempt{};
   x.owner = std::move(owner);
   x.token = std::make_shared<cancellation>();
   x.filter = st.ctx->filter_of(task.name);
+  x.pooled = pooled;
   return x;
 }
 
@@ -58,6 +63,7 @@ void report(pool_ptr self, task_outcome outcome) {
     return;
   auto x = std::move(i->second);
   st.running->erase(i);
+  st.ctx->started->remove(outcome.ref.id);
   add_outcome(self, x.owner, std::move(outcome));
   if (x.port) {
     for (auto& w : *st.workers)
@@ -104,8 +110,7 @@ void arm_timeout(const claimed_task& task, const channel_actor& owner) {
 void post(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& st = self->state;
   attempt_ref ref{task.id, task.attempt};
-  auto& x = add_running(self, task, owner);
-  x.pooled = true;
+  auto& x = add_running(self, task, owner, true);
   auto token = x.token;
   auto filter = x.filter;
   auto run = [task = std::move(task), token, filter, owner,
@@ -115,6 +120,7 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
     if (token->cancelled()) {
       outcome = unstarted_outcome(ref, token->reason(), filter);
     } else {
+      ctx->started->add(ref.id);
       arm_timeout(task, owner);
       outcome = run_attempt(*ctx->cfg.tasks, filter, sys, db,
                             ctx->request_timeout(), task, token);

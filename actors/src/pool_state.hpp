@@ -75,10 +75,10 @@ struct pool_state {
 
 using pool_ptr = pool_actor::stateful_pointer<pool_state>;
 
-/// Registers an attempt that starts executing for `owner`; returns its
-/// record.
+/// Registers an attempt that starts executing for `owner` (or, `pooled`,
+/// waits for an executor thread); returns its record.
 running_attempt& add_running(pool_ptr self, const claimed_task& task,
-                             channel_actor owner);
+                             channel_actor owner, bool pooled = false);
 
 /// Queues an outcome for its owner (sent by `flush`).
 void add_outcome(pool_ptr self, const channel_actor& owner,

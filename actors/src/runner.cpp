@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <caf/all.hpp>
+#include <pqxx/pqxx>
 #include <unistd.h>
 
 #include "cafmq/actors/database.hpp"
@@ -14,6 +15,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/queue_connection.hpp"
+#include "cafmq/sql.hpp"
 #include "node_auth.hpp"
 #include "worker_processes.hpp"
 
@@ -74,6 +76,10 @@ caf::error check(runner_config& cfg) {
                    + std::to_string(cfg.worker_process_capacity));
   if (cfg.max_lost_attempts < 0 || cfg.max_restarts < 0)
     return invalid("max lost attempts and max restarts must not be negative");
+  if (cfg.takeover_interval.count() < 0)
+    return invalid("the takeover interval must not be negative (0: off)");
+  if (cfg.fallback_poll_interval.count() <= 0)
+    return invalid("the fallback poll interval must be positive");
   if (cfg.node.empty())
     cfg.node = default_node();
   return caf::none;
@@ -123,6 +129,29 @@ open_at_start(const runner_config& cfg) {
   }
 }
 
+// Before the first claim: the tasks an earlier runner of this node name
+// left running go back to the queue now (see cafmq.hand_back_leftovers).
+void hand_back_leftovers(pqxx::connection_base& conn,
+                         const runner_config& cfg) {
+  logger log{cfg.log ? cfg.log : stderr_sink(), cfg.min_log_level};
+  try {
+    pqxx::nontransaction tx{conn};
+    auto n = tx.exec_params1(sql::hand_back_leftovers, cfg.node)[0].as<int>();
+    if (n > 0)
+      log(log_level::info,
+          "handed back the tasks an earlier runner of this node name left",
+          {{"node", cfg.node}, {"tasks", n}});
+    else if (n < 0)
+      log(log_level::warning,
+          "another live runner uses this node name: takeover of this "
+          "runner's tasks waits until it is gone",
+          {{"node", cfg.node}});
+  } catch (const std::exception& e) {
+    log(log_level::warning, "cannot hand back an earlier runner's tasks",
+        {{"error", e.what()}});
+  }
+}
+
 // spawn_runner, and the port the node was published on (if it was).
 caf::expected<runtime_actor>
 start_runtime(caf::actor_system& sys, runner_config cfg,
@@ -162,6 +191,8 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
   } else if (auto err = check_schema((*conn)->connection())) {
     return err;
   }
+  if (cfg.takeover_interval.count() > 0)
+    hand_back_leftovers((*conn)->connection(), cfg);
   runtime_parts parts;
   parts.startup = std::move(*conn);
   parts.on_stopped = std::move(on_stopped);

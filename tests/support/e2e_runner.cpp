@@ -2,15 +2,21 @@
 // writes (id, attempt, node, channel, payload, start, end) into e2e_runs in
 // the same transaction that completes the attempt, and "wait_cancel", which
 // works until it is cancelled, and "die", which takes the whole process
-// down (abort) like a handler that crashes it; it exits once no live task
-// is left.
+// down (abort) like a handler that crashes it, and "hold", which records its
+// start in e2e_starts, works `payload` ms in its first attempt (long enough
+// to be killed mid-attempt) and then records like "record"; it exits once
+// no live task is left. With CAFMQ_E2E_PIDFILE set it writes its pid there
+// once its runner started.
 //
 //   cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]
 
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include <pqxx/pqxx>
+#include <unistd.h>
 
 #include "cafmq/actors/runner.hpp"
 #include "cafmq/current_task.hpp"
@@ -45,6 +51,29 @@ caf::error wait_cancel(cafmq::current_task& task) {
                            "stopped: " + to_string(task.cancelled_because()));
 }
 
+caf::error hold(cafmq::current_task& task) {
+  thread_local std::unique_ptr<pqxx::connection> conn;
+  auto started = cafmq::guarded([&]() -> caf::error {
+    if (!conn)
+      conn = std::make_unique<pqxx::connection>(url);
+    pqxx::nontransaction{*conn}.exec_params0(
+      "INSERT INTO e2e_starts (id, attempt, node, at) VALUES ($1::uuid, $2, "
+      "$3, clock_timestamp())",
+      cafmq::to_string(task.id()), task.attempt(), node);
+    return caf::none;
+  });
+  if (started)
+    return started;
+  if (task.attempt() == 1) {
+    auto until
+      = std::chrono::steady_clock::now()
+        + std::chrono::milliseconds{std::stoi(task.raw_json().value_or("0"))};
+    while (std::chrono::steady_clock::now() < until && !task.cancelled())
+      std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return record(task);
+}
+
 caf::error die(cafmq::current_task&) {
   std::abort();
 }
@@ -62,6 +91,7 @@ int main(int argc, char** argv) {
   tasks->add({"record", record, {}});
   tasks->add({"wait_cancel", wait_cancel, {}});
   tasks->add({"die", die, {}});
+  tasks->add({"hold", hold, {}});
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
   cfg.node = node;
@@ -76,6 +106,10 @@ int main(int argc, char** argv) {
   if (!runner) {
     std::cerr << node << ": " << cafmq::render(runner.error()) << '\n';
     return 1;
+  }
+  if (auto pidfile = std::getenv("CAFMQ_E2E_PIDFILE")) {
+    std::ofstream out{pidfile};
+    out << getpid() << '\n';
   }
   pqxx::connection conn{url};
   for (int i = 0; i < 6000; ++i) {

@@ -27,6 +27,7 @@ public:
   runner(std::shared_ptr<const registry> tasks) const;
 
   std::string database_url;
+  std::string listen_url;
   std::string node;
   std::vector<std::string> channels;
   int min_concurrency = 16;
@@ -51,6 +52,8 @@ public:
   int keepalives_count = 3;
   caf::timespan handler_grace = std::chrono::seconds{5};
   int max_lost_attempts = 5;
+  caf::timespan takeover_interval = std::chrono::milliseconds{500};
+  caf::timespan fallback_poll_interval = std::chrono::milliseconds{100};
   int worker_processes = 1;
   int worker_process_capacity = 4;
   int max_restarts = 5;

@@ -14,6 +14,8 @@
 
 namespace cafmq::actors {
 
+class started_attempts;
+
 struct runtime_context {
   explicit runtime_context(runner_config x);
 
@@ -22,6 +24,9 @@ struct runtime_context {
   std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
   /// Event subscribers (see event_hub.hpp); the one mutable part.
   std::shared_ptr<event_bus> events = std::make_shared<event_bus>();
+  /// The attempts whose handlers started here (or on a joined worker), which
+  /// the listener records for takeover (started_attempts.hpp).
+  std::shared_ptr<started_attempts> started;
 
   /// The failure filter of a task: its own, or the runner's.
   failure_filter filter_of(const std::string& name) const;

@@ -52,6 +52,12 @@ enum class database_loss_policy {
 struct runner_config {
   /// PostgreSQL URL (libpq URI or key=value string).
   std::string database_url;
+  /// PostgreSQL URL of the listening connection, which also holds this
+  /// runner's session (takeover); empty: database_url. Behind a pooler in
+  /// transaction mode (PgBouncer), notifications and session locks do not
+  /// work: point it at PostgreSQL directly, and the work still goes through
+  /// the pooler.
+  std::string listen_url;
   /// Statement and idle-in-transaction timeouts, TCP keepalives and the
   /// like, for every connection the runtime opens.
   connection_options connection;
@@ -127,6 +133,16 @@ struct runner_config {
   /// died or its lease expired mid-attempt) ends failed instead of running
   /// again: a poison task. 0: no limit.
   int max_lost_attempts = 5;
+  /// How often this runner looks for runners that died (their session on
+  /// the listening connection ended: kill -9, a crash) and hands their tasks
+  /// back at once, instead of waiting out their leases. Claimed-ahead
+  /// attempts that never started get their attempt back. 0: never; this
+  /// runner does not register a session either.
+  std::chrono::milliseconds takeover_interval{500};
+  /// When a notification this runner sends itself does not arrive (a
+  /// pooler in transaction mode), it claims at least this often instead of
+  /// waiting up to max_poll_wait, and logs a warning.
+  std::chrono::milliseconds fallback_poll_interval{100};
   /// Restart intensity: more than `max_restarts` restarts of the runtime's
   /// actors within `restart_period` stop the runtime gracefully.
   int max_restarts = 5;

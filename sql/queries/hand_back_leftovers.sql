@@ -1,0 +1,1 @@
+SELECT cafmq.hand_back_leftovers($1)

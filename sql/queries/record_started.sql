@@ -1,0 +1,1 @@
+SELECT cafmq.record_started($1, $2::uuid[])

@@ -1,0 +1,1 @@
+SELECT cafmq.register_session($1)

@@ -1,0 +1,1 @@
+SELECT cafmq.take_over($1, make_interval(secs => $2::bigint / 1e6))

@@ -1,0 +1,103 @@
+#define CAF_SUITE takeover
+#include <caf/test/unit_test.hpp>
+
+#include <csignal>
+#include <thread>
+
+#include "support/db_fixture.hpp"
+#include "support/process.hpp"
+#include "support/queue_helpers.hpp"
+
+using namespace cafmq;
+using namespace cafmq::test;
+
+namespace {
+
+FILE* start_runner(const std::string& url, const std::string& node,
+                   const std::string& pidfile) {
+  return start_process("CAFMQ_E2E_PIDFILE='" + pidfile + "' "
+                       + std::string{CAFMQ_E2E_RUNNER} + " '" + url + "' "
+                       + node + " 4 4");
+}
+
+// Kills what is left of the runners when the test ends early.
+struct reaper {
+  std::vector<int> pids;
+
+  ~reaper() {
+    for (auto pid : pids)
+      ::kill(pid, SIGKILL);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(takeover_tests, db_fixture)
+
+CAF_TEST(
+  the tasks of a runner killed mid attempt run again within two seconds) {
+  pqxx::nontransaction{*conn}.exec0(
+    "CREATE TABLE e2e_runs (id uuid, attempt int, node text, channel text, "
+    "payload int, started timestamptz, finished timestamptz);"
+    "CREATE TABLE e2e_starts (id uuid, attempt int, node text, "
+    "at timestamptz)");
+  // Two attempts each; the first works for a minute: the victim is killed
+  // in the middle of it, with the default lease of 30 s.
+  // The victim claims 8: it runs 4 and holds 4, claimed ahead.
+  constexpr int n = 8;
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < n; ++i)
+    xs.push_back(spawn_builder{"hold"}.retries(1).raw_json("60000"));
+  spawn_or_throw(*conn, xs);
+  scratch dir;
+  auto victim = start_runner(url, "victim", dir.path("victim.pid"));
+  reaper guard;
+  auto pid = std::stoi(dir.wait_for("victim.pid"));
+  guard.pids.push_back(pid);
+  auto count = [&](const std::string& where) {
+    return query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE " + where);
+  };
+  for (int i = 0; i < 3000 && count("state = 'pending'") > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  for (int i = 0;
+       i < 3000 && query_value<int>("SELECT count(*) FROM e2e_starts") < 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  CAF_REQUIRE_EQUAL(count("state = 'running' AND node = 'victim'"), n);
+  CAF_REQUIRE_EQUAL(query_value<int>("SELECT count(*) FROM e2e_starts"), 4);
+  auto heir = start_runner(url, "heir", dir.path("heir.pid"));
+  guard.pids.push_back(std::stoi(dir.wait_for("heir.pid")));
+  // Long enough for both to record their sessions and the starts.
+  std::this_thread::sleep_for(std::chrono::milliseconds{500});
+  CAF_REQUIRE_EQUAL(kill(pid, SIGKILL), 0);
+  auto killed_at = query_value<std::string>("SELECT clock_timestamp()::text");
+  std::string output;
+  CAF_CHECK_NOT_EQUAL(finish_process(victim, output), 0);
+  CAF_CHECK(wait_until_drained(std::chrono::seconds{60}));
+  CAF_CHECK_EQUAL(finish_process(heir, output), 0);
+  CAF_MESSAGE(output);
+  // Every task ran again, in the heir, within 2 s of the kill.
+  auto slowest = query_value<double>(
+    "SELECT extract(epoch FROM max(at) - '" + killed_at
+    + "'::timestamptz) FROM e2e_starts WHERE node = 'heir'");
+  CAF_MESSAGE("the last task started again " << slowest << " s after the kill");
+  CAF_CHECK_LESS(slowest, 2.0);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_starts WHERE node "
+                                   "= 'heir'"),
+                  n);
+  // The ledger: each task completed once, by the heir; none is left.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(DISTINCT id) FROM e2e_runs "
+                                   "WHERE node = 'heir' AND attempt = 2"),
+                  n);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_runs"), n);
+  CAF_CHECK_EQUAL(count("state = 'completed'"), n);
+  // The four that started lost their attempt; the others, claimed ahead and
+  // never started, got theirs back.
+  CAF_CHECK_EQUAL(count("max_attempts = 2 AND id IN (SELECT id FROM "
+                        "e2e_starts WHERE node = 'victim')"),
+                  4);
+  CAF_CHECK_EQUAL(count("max_attempts = 3 AND id NOT IN (SELECT id FROM "
+                        "e2e_starts WHERE node = 'victim')"),
+                  n - 4);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
