@@ -47,6 +47,9 @@ config::config() {
          "server-side bound of every statement (0: none)")
     .add(idle_in_transaction_timeout, "idle-in-transaction-timeout",
          "server-side bound of an idle transaction (0: none)")
+    .add(send_session_settings, "send-session-settings",
+         "send the two timeouts in the startup packet (false: SET after "
+         "connecting, for PgBouncer)")
     .add(keepalives_idle, "keepalives-idle",
          "TCP keepalive: idle time before the first probe")
     .add(keepalives_interval, "keepalives-interval",
@@ -150,6 +153,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   result.connection.keepalives_interval
     = std::chrono::duration_cast<std::chrono::seconds>(keepalives_interval);
   result.connection.keepalives_count = keepalives_count;
+  result.connection.send_session_settings = send_session_settings;
   result.max_lost_attempts = max_lost_attempts;
   result.takeover_interval = duration_cast<milliseconds>(takeover_interval);
   result.fallback_poll_interval

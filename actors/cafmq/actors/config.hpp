@@ -50,6 +50,7 @@ public:
   caf::timespan keepalives_idle = std::chrono::seconds{10};
   caf::timespan keepalives_interval = std::chrono::seconds{5};
   int keepalives_count = 3;
+  bool send_session_settings = true;
   caf::timespan handler_grace = std::chrono::seconds{5};
   int max_lost_attempts = 5;
   caf::timespan takeover_interval = std::chrono::milliseconds{500};

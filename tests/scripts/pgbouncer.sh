@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A runner behind PgBouncer in transaction mode, where LISTEN holds no server
+# connection and notifications are dropped. With listen-url pointing at
+# PostgreSQL directly, pickup stays fast (p50 within 50 ms); without it the
+# runner logs one clear warning and claims every fallback-poll-interval.
+# On a throw-away cluster (a copy of scripts/pg.sh in a temporary directory)
+# with a private PgBouncer on a port below the ephemeral range.
+#
+#   pgbouncer.sh PICKUP    (cafmq-e2e-pickup)
+set -euo pipefail
+pickup=$1
+pgb=$(PATH=$PATH:/usr/sbin command -v pgbouncer) \
+  || { echo "FAIL: pgbouncer is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/throwaway.sh"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+pg start >/dev/null
+direct=$(pg url)
+pgport=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' <<<"$direct")
+[[ -n $pgport ]] || fail "no port in $direct"
+
+bdir=$tmp/bouncer
+mkdir "$bdir"
+echo '"postgres" ""' >"$bdir/userlist.txt"
+chown -R postgres: "$bdir"
+on_exit+=('[[ -s $bdir/pgbouncer.pid ]] && kill -INT "$(cat "$bdir/pgbouncer.pid")" 2>/dev/null; sleep 0.2')
+started=
+for _ in 1 2 3 4 5; do
+  bport=$((20000 + RANDOM % 12000))
+  cat >"$bdir/pgbouncer.ini" <<INI
+[databases]
+cafmq = host=127.0.0.1 port=$pgport dbname=cafmq
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $bport
+unix_socket_dir =
+auth_type = trust
+auth_file = $bdir/userlist.txt
+admin_users = postgres
+pool_mode = transaction
+default_pool_size = 10
+max_client_conn = 200
+logfile = $bdir/pgbouncer.log
+pidfile = $bdir/pgbouncer.pid
+INI
+  chown postgres: "$bdir/pgbouncer.ini"
+  runuser -u postgres -- "$pgb" -d "$bdir/pgbouncer.ini" || true
+  for _ in $(seq 50); do
+    [[ -s $bdir/pgbouncer.pid ]] && psql "host=127.0.0.1 port=$bport dbname=cafmq user=postgres" \
+      -qtAc 'SELECT 1' >/dev/null 2>&1 && { started=1; break; }
+    sleep 0.1
+  done
+  [[ -n $started ]] && break
+  [[ -s $bdir/pgbouncer.pid ]] && kill -INT "$(cat "$bdir/pgbouncer.pid")" 2>/dev/null || true
+  rm -f "$bdir/pgbouncer.pid"
+done
+[[ -n $started ]] || { cat "$bdir/pgbouncer.log" >&2 || true; fail "pgbouncer did not start"; }
+pooled="postgresql://postgres@127.0.0.1:$bport/cafmq"
+psql "$pooled" -qtAc 'SHOW pool_mode' >/dev/null 2>&1 || true
+
+# Work through the pooler, LISTEN directly: fast pickup, no warning.
+"$pickup" "$direct" "$pooled" 20 "$direct" >"$tmp/with.log" 2>&1 \
+  || { cat "$tmp/with.log" >&2; fail "the runner with listen-url failed"; }
+grep -q "notifications do not reach" "$tmp/with.log" \
+  && { cat "$tmp/with.log" >&2; fail "warning logged although listen-url is direct"; }
+with=$(grep '^pickup' "$tmp/with.log")
+p50=$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$with")
+awk -v x="$p50" 'BEGIN { exit !(x < 50) }' || fail "pickup p50 $p50 ms with listen-url (want < 50 ms)"
+
+# Everything through the pooler: the probe fails, one warning, polling.
+"$pickup" "$direct" "$pooled" 20 >"$tmp/without.log" 2>&1 \
+  || { cat "$tmp/without.log" >&2; fail "the runner without listen-url failed"; }
+[[ $(grep -c "notifications do not reach" "$tmp/without.log") == 1 ]] \
+  || { cat "$tmp/without.log" >&2; fail "not exactly one warning without listen-url"; }
+without=$(grep '^pickup' "$tmp/without.log")
+p50=$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$without")
+awk -v x="$p50" 'BEGIN { exit !(x < 500) }' || fail "pickup p50 $p50 ms polling (want < 500 ms)"
+echo "pgbouncer (transaction mode): with listen-url $with; without $without"
