@@ -482,6 +482,25 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.hand_back_attempts(p_ids uuid[], p_attempts integer[]) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_count integer;
+  v_wake text[];
+BEGIN
+  WITH h AS (
+    UPDATE cafmq.tasks t SET run_at = now()
+      FROM unnest(p_ids, p_attempts) AS f (id, attempt)
+     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+    RETURNING t.channel_name)
+  SELECT count(*), array_agg(DISTINCT h.channel_name) INTO v_count, v_wake
+    FROM h;
+  PERFORM cafmq.notify_ready(v_wake);
+  RETURN v_count;
+END
+$$;
+
 CREATE FUNCTION cafmq.hand_back_leftovers(p_node text) RETURNS integer
     LANGUAGE plpgsql
     AS $$

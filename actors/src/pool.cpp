@@ -35,7 +35,7 @@ running_attempt& add_running(pool_ptr self, const claimed_task& task,
   auto& st = self->state;
   // A pooled attempt starts when a thread takes it (see `post`).
   if (!pooled)
-    st.ctx->started->add(task.id);
+    st.ctx->started->add(task.id, task.attempt);
   auto& x = (*st.running)[attempt_ref{task.id, task.attempt}];
   x = running_attempt{};
   x.owner = std::move(owner);
@@ -120,10 +120,12 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
     if (token->cancelled()) {
       outcome = unstarted_outcome(ref, token->reason(), filter);
     } else {
-      ctx->started->add(ref.id);
+      ctx->started->add(ref.id, ref.attempt);
       arm_timeout(task, owner);
+      ctx->started->enter();
       outcome = run_attempt(*ctx->cfg.tasks, filter, sys, db,
                             ctx->request_timeout(), task, token);
+      ctx->started->leave();
     }
     if (box->put(std::move(outcome)))
       caf::anon_send(pool, collect_atom::value);
@@ -145,8 +147,10 @@ void run_inline(pool_ptr self, claimed_task task, channel_actor owner) {
      db = st.db](job_actor::pointer me) -> job_actor::behavior_type {
       return {
         [=](run_atom) {
+          ctx->started->enter();
           auto outcome = run_attempt(*ctx->cfg.tasks, filter, me->system(), db,
                                      ctx->request_timeout(), task, token);
+          ctx->started->leave();
           me->send(pool, done_atom::value, std::move(outcome));
           me->quit();
         },

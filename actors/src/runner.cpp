@@ -17,6 +17,7 @@
 #include "cafmq/queue_connection.hpp"
 #include "cafmq/sql.hpp"
 #include "node_auth.hpp"
+#include "started_attempts.hpp"
 #include "worker_processes.hpp"
 
 namespace cafmq::actors {
@@ -156,7 +157,8 @@ void hand_back_leftovers(pqxx::connection_base& conn,
 caf::expected<runtime_actor>
 start_runtime(caf::actor_system& sys, runner_config cfg,
               std::optional<std::uint16_t>& port,
-              std::function<void(const runner_stats&)> on_stopped = nullptr) {
+              std::function<void(const runner_stats&)> on_stopped = nullptr,
+              std::shared_ptr<started_attempts> started = nullptr) {
   if (is_worker_process())
     return make_error(errc::invalid_argument,
                       "this process is a worker process of another runner "
@@ -196,6 +198,7 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
   runtime_parts parts;
   parts.startup = std::move(*conn);
   parts.on_stopped = std::move(on_stopped);
+  parts.started = std::move(started);
   auto publish = cfg.publish;
   logger log{cfg.log, cfg.min_log_level};
   auto processes = isolation ? std::optional<runner_config>{cfg} : std::nullopt;
@@ -228,7 +231,9 @@ caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
 }
 
 struct runner::impl {
-  caf::actor_system_config cfg;
+  // On the heap: a system left to the process's exit keeps its config.
+  std::unique_ptr<caf::actor_system_config> cfg
+    = std::make_unique<caf::actor_system_config>();
   std::unique_ptr<caf::actor_system> sys;
   runtime_actor runtime;
   // How long stop() waits at most.
@@ -243,6 +248,15 @@ struct runner::impl {
   std::shared_ptr<final_stats> final = std::make_shared<final_stats>();
   bool stopped = false;
   std::optional<std::uint16_t> port;
+  // What started; handlers still inside after the stop are not waited for.
+  std::shared_ptr<started_attempts> started
+    = std::make_shared<started_attempts>();
+  std::string database_url;
+  connection_options connection;
+  std::shared_ptr<const logger> log;
+  // Handlers ignored their cancel past the stop's bound: the actor system
+  // would wait for their threads, so it is left to the process's exit.
+  bool leave_system = false;
 };
 
 runner::runner(std::unique_ptr<impl> ptr) : impl_(std::move(ptr)) {
@@ -251,28 +265,38 @@ runner::runner(std::unique_ptr<impl> ptr) : impl_(std::move(ptr)) {
 
 runner::~runner() {
   stop();
+  if (impl_->leave_system) {
+    (void)impl_->sys.release();
+    (void)impl_->cfg.release();
+  }
 }
 
 caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   auto ptr = std::make_unique<impl>();
-  add_message_types(ptr->cfg);
+  add_message_types(*ptr->cfg);
   // Work sharing wakes an idle scheduler thread with a condition variable.
   // CAF's default, work stealing, polls: an idle thread sleeps up to 10 ms
   // between polls, which a task's pickup latency would pay, and its 50 us
   // polling naps cost CPU that PostgreSQL needs under load.
-  ptr->cfg.set("scheduler.policy", caf::atom("sharing"));
+  ptr->cfg->set("scheduler.policy", caf::atom("sharing"));
   split_isolated(cfg);
   if (cfg.publish.enabled() || !isolated_tasks(cfg)->empty())
-    enable_nodes(ptr->cfg, cfg.publish.tls);
-  ptr->sys = std::make_unique<caf::actor_system>(ptr->cfg);
+    enable_nodes(*ptr->cfg, cfg.publish.tls);
+  ptr->sys = std::make_unique<caf::actor_system>(*ptr->cfg);
   ptr->stop_bound
     = cfg.shutdown_timeout + cfg.handler_grace + 2 * cfg.request_timeout;
   ptr->request_timeout = cfg.request_timeout;
-  auto runtime = start_runtime(*ptr->sys, std::move(cfg), ptr->port,
-                               [final = ptr->final](const runner_stats& x) {
-                                 std::lock_guard<std::mutex> guard{final->mtx};
-                                 final->value = x;
-                               });
+  ptr->database_url = cfg.database_url;
+  ptr->connection = connection_for(cfg, "stop");
+  ptr->log = std::make_shared<logger>(cfg.log ? cfg.log : stderr_sink(),
+                                      cfg.min_log_level);
+  auto runtime = start_runtime(
+    *ptr->sys, std::move(cfg), ptr->port,
+    [final = ptr->final](const runner_stats& x) {
+      std::lock_guard<std::mutex> guard{final->mtx};
+      final->value = x;
+    },
+    ptr->started);
   if (!runtime)
     return std::move(runtime.error());
   ptr->runtime = std::move(*runtime);
@@ -288,6 +312,45 @@ void runner::stop() {
   self->request(impl_->runtime, impl_->stop_bound, stop_atom::value)
     .receive([](bool) {}, [](caf::error&) {});
   caf::anon_send_exit(impl_->runtime, caf::exit_reason::user_shutdown);
+  // The stop waited shutdown_timeout + handler_grace for the handlers.
+  // Those still inside ignore their cancel: their attempts go back to the
+  // queue now, and nothing waits for their threads.
+  auto stuck = impl_->started->in_handlers();
+  if (stuck == 0)
+    return;
+  impl_->leave_system = true;
+  auto attempts = impl_->started->snapshot();
+  std::string ids = "{";
+  std::string numbers = "{";
+  for (auto& [id, attempt] : attempts) {
+    if (ids.size() > 1) {
+      ids += ',';
+      numbers += ',';
+    }
+    ids += to_string(id);
+    numbers += std::to_string(attempt);
+  }
+  ids += '}';
+  numbers += '}';
+  int handed_back = 0;
+  std::string failure;
+  try {
+    auto conn = open_connection(impl_->database_url, impl_->connection);
+    if (!conn)
+      throw std::runtime_error(render(conn.error()));
+    pqxx::nontransaction tx{**conn};
+    handed_back
+      = tx.exec_params1(sql::hand_back_attempts, ids, numbers)[0].as<int>();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  (*impl_->log)(log_level::warning,
+                "handlers ignore their cancel after the shutdown timeout: "
+                "their attempts are handed back, and their threads are left "
+                "to the process's exit",
+                {{"handlers", stuck},
+                 {"handed_back", handed_back},
+                 {"error", failure.empty() ? "none" : failure}});
 }
 
 runner_stats runner::stats() {

@@ -7,9 +7,11 @@
 // after it died gives claimed-ahead attempts that never started their
 // attempt back. Thread-safe: executor threads add what they start.
 
+#include <atomic>
 #include <mutex>
 #include <optional>
-#include <unordered_set>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cafmq/uuid.hpp"
@@ -18,9 +20,9 @@ namespace cafmq::actors {
 
 class started_attempts {
 public:
-  void add(const uuid& id) {
+  void add(const uuid& id, int attempt) {
     std::lock_guard<std::mutex> guard{mtx_};
-    changed_ |= ids_.insert(id).second;
+    changed_ |= ids_.insert_or_assign(id, attempt).second;
   }
 
   void remove(const uuid& id) {
@@ -34,7 +36,17 @@ public:
     if (!changed_)
       return std::nullopt;
     changed_ = false;
-    return std::vector<uuid>(ids_.begin(), ids_.end());
+    std::vector<uuid> result;
+    result.reserve(ids_.size());
+    for (auto& kvp : ids_)
+      result.push_back(kvp.first);
+    return result;
+  }
+
+  /// The started attempts as (id, attempt).
+  std::vector<std::pair<uuid, int>> snapshot() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return {ids_.begin(), ids_.end()};
   }
 
   /// Makes the next take_changes() answer (after a new session).
@@ -43,9 +55,25 @@ public:
     changed_ = true;
   }
 
+  /// A thread enters or leaves a function handler (executor threads and
+  /// the scheduler's): a stop that finds handlers still inside after its
+  /// bound does not wait for them (runner::stop).
+  void enter() {
+    ++in_handlers_;
+  }
+
+  void leave() {
+    --in_handlers_;
+  }
+
+  int in_handlers() const {
+    return in_handlers_;
+  }
+
 private:
+  std::atomic<int> in_handlers_{0};
   std::mutex mtx_;
-  std::unordered_set<uuid> ids_;
+  std::unordered_map<uuid, int> ids_;
   bool changed_ = false;
 };
 

@@ -87,11 +87,12 @@ void begin_stop(supervisor_ptr self) {
   self->request(st.dispatcher, bound, drain_atom::value)
     .then([=](bool) { flush_and_quit(self); },
           [=](caf::error& err) {
-            // Handlers that ignore their cancel: their tasks return when
-            // their leases expire; a late outcome is fenced.
+            // Handlers that ignore their cancel: runner::stop hands their
+            // attempts back (or, after a crash, other runners take them over
+            // or their leases expire); a late outcome is fenced.
             self->state.ctx->log(log_level::warning,
                                  "handlers still running after the shutdown "
-                                 "timeout are left to their leases",
+                                 "timeout and the handler grace",
                                  {{"error", render(err)}});
             flush_and_quit(self);
           });
@@ -119,7 +120,10 @@ void watch_task(supervisor_ptr self, const uuid& id,
 runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
                                         runtime_parts parts) {
   auto& st = self->state;
-  st.ctx = std::make_shared<runtime_context>(std::move(cfg));
+  auto ctx = std::make_shared<runtime_context>(std::move(cfg));
+  if (parts.started)
+    ctx->started = parts.started;
+  st.ctx = std::move(ctx);
   st.parts = std::move(parts);
   if (!st.parts.make_db) {
     st.claim_guard = std::make_shared<connection_guard>();

@@ -141,6 +141,65 @@ CAF_TEST(outcomes after the shutdown timeout are still written) {
   CAF_CHECK_EQUAL(r->stats().claimed, 2);
 }
 
+CAF_TEST(a stop does not wait for handlers that ignore their cancel) {
+  // Its first attempt ignores the cancel until the test lets it go; a
+  // second attempt finishes at once.
+  // Shared: the first attempt's thread outlives its runner.
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto entered = std::make_shared<std::atomic<bool>>(false);
+  auto returned = std::make_shared<std::atomic<bool>>(false);
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"stuck",
+              [release, entered, returned](current_task& t) -> caf::error {
+                if (t.attempt() > 1)
+                  return caf::error{};
+                *entered = true;
+                while (!*release)
+                  std::this_thread::sleep_for(1ms);
+                *returned = true;
+                return caf::error{};
+              },
+              {}});
+  auto id = spawn_builder{"stuck"}.spawn(*conn)->id;
+  auto cfg = config(tasks);
+  cfg.node = "first";
+  cfg.shutdown_timeout = 500ms;
+  cfg.handler_grace = 200ms;
+  auto r = start(cfg);
+  wait_for([&] { return entered->load(); });
+  auto t0 = std::chrono::steady_clock::now();
+  r->stop();
+  r.reset();
+  auto took = std::chrono::steady_clock::now() - t0;
+  CAF_MESSAGE(
+    "stop and destruction took "
+    << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+    << " ms");
+  // Within the shutdown timeout and the handler grace, plus a margin.
+  CAF_CHECK_LESS(took, 500ms + 200ms + 1s);
+  // Its attempt was handed back: the lease has expired, and another runner
+  // takes it at once, as attempt 2.
+  CAF_CHECK(query_value<bool>("SELECT run_at <= now() FROM cafmq.tasks WHERE "
+                              "id = '"
+                              + to_string(id) + "'"));
+  cfg.node = "second";
+  auto r2 = start(cfg);
+  wait_for([&] { return count("completed") == 1; });
+  // The first attempt returns late: its outcome is not written over the
+  // second's.
+  *release = true;
+  wait_for([&] { return returned->load(); });
+  r2->stop();
+  auto st = status(*conn, id);
+  CAF_REQUIRE(st);
+  CAF_CHECK_EQUAL(to_string(st->state), "completed");
+  CAF_CHECK_EQUAL(st->attempt, 2);
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT node FROM cafmq.tasks WHERE "
+                                           "id = '"
+                                           + to_string(id) + "'"),
+                  "second");
+}
+
 CAF_TEST(a blocking handler does not stall the runtime) {
   std::atomic<bool> release{false};
   auto tasks = std::make_shared<registry>();
@@ -281,11 +340,11 @@ CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {
   auto r = start(cfg);
   auto id = spawn_builder{"wait"}.spawn(*conn)->id;
   wait_for([&] { return count("running") == 1; });
-  // Kill the LISTEN connection (its last statements are LISTEN or the ping);
-  // the notification of the cancel below is then lost.
+  // Kill the LISTEN connection (named by its application_name); the
+  // notification of the cancel below is then lost.
   auto listener_query = std::string{
     "FROM pg_stat_activity WHERE datname = current_database() AND pid <> "
-    "pg_backend_pid() AND (query LIKE 'LISTEN%' OR query = 'SELECT 1')"};
+    "pg_backend_pid() AND application_name = 'cafmq listen'"};
   wait_for(
     [&] { return query_value<int>("SELECT count(*) " + listener_query) == 1; });
   auto killed = query_value<int>("SELECT count(pg_terminate_backend(pid)) "

@@ -57,6 +57,10 @@ struct runtime_parts {
   database_actor backend_db;
   /// Called with the final counters when a graceful stop ends.
   std::function<void(const runner_stats&)> on_stopped;
+  /// The attempts that started, shared with the runner that owns the
+  /// runtime (runner::stop hands back those whose handlers ignore their
+  /// cancel); default: the runtime's own.
+  std::shared_ptr<started_attempts> started;
 };
 
 /// Spawns a runtime. `cfg` must be checked (see spawn_runner).

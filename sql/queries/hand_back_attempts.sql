@@ -1,0 +1,1 @@
+SELECT cafmq.hand_back_attempts($1::uuid[], $2::integer[])
