@@ -111,14 +111,21 @@ int main(int argc, char** argv) {
     std::ofstream out{pidfile};
     out << getpid() << '\n';
   }
-  pqxx::connection conn{url};
+  // Waits until no live task is left; survives a restart of the server.
+  std::unique_ptr<pqxx::connection> conn;
   for (int i = 0; i < 6000; ++i) {
-    pqxx::nontransaction tx{conn};
-    auto live = tx.exec1("SELECT count(*) FROM cafmq.tasks WHERE state IN "
-                         "('pending', 'running', 'uncommitted')")[0]
-                  .as<long>();
-    if (live == 0)
-      break;
+    try {
+      if (!conn || !conn->is_open())
+        conn = std::make_unique<pqxx::connection>(url);
+      pqxx::nontransaction tx{*conn};
+      auto live = tx.exec1("SELECT count(*) FROM cafmq.tasks WHERE state IN "
+                           "('pending', 'running', 'uncommitted')")[0]
+                    .as<long>();
+      if (live == 0)
+        break;
+    } catch (const std::exception&) {
+      conn.reset();
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds{50});
   }
   auto stats = (*runner)->stats();

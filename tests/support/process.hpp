@@ -11,6 +11,9 @@
 #include <string>
 #include <thread>
 
+#include <csignal>
+#include <vector>
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +66,19 @@ struct scratch {
   }
 
   std::string dir;
+};
+
+/// Kills (SIGCONT, then SIGKILL) the processes it holds when it goes out of
+/// scope: what is left of a test's runners when the test ends early.
+struct reaper {
+  std::vector<int> pids;
+
+  ~reaper() {
+    for (auto pid : pids) {
+      ::kill(pid, SIGCONT);
+      ::kill(pid, SIGKILL);
+    }
+  }
 };
 
 } // namespace cafmq::test

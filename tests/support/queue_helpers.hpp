@@ -24,6 +24,16 @@ inline claim_request request(std::vector<std::string> names, int limit = 32,
   return req;
 }
 
+/// The ledgers of cafmq-e2e-runner (tests/support/e2e_runner.cpp): e2e_runs,
+/// written by each completing transaction, and e2e_starts, by each start.
+inline void create_e2e_ledgers(pqxx::connection_base& conn) {
+  pqxx::nontransaction{conn}.exec0(
+    "CREATE TABLE e2e_runs (id uuid, attempt int, node text, channel text, "
+    "payload int, started timestamptz, finished timestamptz);"
+    "CREATE TABLE e2e_starts (id uuid, attempt int, node text, "
+    "at timestamptz)");
+}
+
 /// Claims once and throws on error.
 inline claim_result claim_or_throw(queue_connection& q,
                                    const claim_request& req) {

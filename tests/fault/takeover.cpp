@@ -20,27 +20,13 @@ FILE* start_runner(const std::string& url, const std::string& node,
                        + node + " 4 4");
 }
 
-// Kills what is left of the runners when the test ends early.
-struct reaper {
-  std::vector<int> pids;
-
-  ~reaper() {
-    for (auto pid : pids)
-      ::kill(pid, SIGKILL);
-  }
-};
-
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(takeover_tests, db_fixture)
 
 CAF_TEST(
   the tasks of a runner killed mid attempt run again within two seconds) {
-  pqxx::nontransaction{*conn}.exec0(
-    "CREATE TABLE e2e_runs (id uuid, attempt int, node text, channel text, "
-    "payload int, started timestamptz, finished timestamptz);"
-    "CREATE TABLE e2e_starts (id uuid, attempt int, node text, "
-    "at timestamptz)");
+  create_e2e_ledgers(*conn);
   // Two attempts each; the first works for a minute: the victim is killed
   // in the middle of it, with the default lease of 30 s.
   // The victim claims 8: it runs 4 and holds 4, claimed ahead.
