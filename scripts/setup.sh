@@ -4,7 +4,7 @@ set -euo pipefail
 
 PACKAGES=(build-essential cmake pkg-config libcaf-dev libpqxx-dev nlohmann-json3-dev
           postgresql-15 postgresql-client-15 clang-format
-          libssl-dev openssl pgbouncer)
+          libssl-dev openssl pgbouncer postgresql-15-auto-failover)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
