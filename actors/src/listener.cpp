@@ -23,6 +23,8 @@ constexpr auto ping_period = 2s;
 constexpr auto probe_timeout = 1s;
 /// While notifications do not arrive, the probe is tried again this often.
 constexpr auto reprobe_period = 30s;
+/// The started attempts are written at most this often.
+constexpr auto record_period = 50ms;
 
 // Collects the payloads of one LISTEN channel.
 struct collector : pqxx::notification_receiver {
@@ -57,6 +59,7 @@ struct listener_state {
   // This connection holds the runner's session (its lock).
   bool registered = false;
   std::chrono::steady_clock::time_point next_takeover;
+  std::chrono::steady_clock::time_point next_record;
   static inline const char* name = "cafmq.listener";
 
   void drop() {
@@ -167,16 +170,21 @@ void keep_session(listener_ptr self,
     }
     return;
   }
-  if (auto ids = st.ctx->started->take_changes()) {
-    std::string arr = "{";
-    for (auto& id : *ids) {
-      if (arr.size() > 1)
-        arr += ',';
-      arr += to_string(id);
+  // At most once per record_period: under load the started set changes
+  // with every handler, and notifications make the polls short.
+  if (now >= st.next_record) {
+    st.next_record = now + record_period;
+    if (auto ids = st.ctx->started->take_changes()) {
+      std::string arr = "{";
+      for (auto& id : *ids) {
+        if (arr.size() > 1)
+          arr += ',';
+        arr += to_string(id);
+      }
+      arr += '}';
+      pqxx::nontransaction{*st.conn}.exec_params(sql::record_started, cfg.node,
+                                                 arr);
     }
-    arr += '}';
-    pqxx::nontransaction{*st.conn}.exec_params(sql::record_started, cfg.node,
-                                               arr);
   }
   if (now < st.next_takeover)
     return;

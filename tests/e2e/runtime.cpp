@@ -8,6 +8,7 @@
 #include "cafmq/current_task.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
+#include "support/runner_fixture.hpp"
 
 using namespace cafmq;
 using namespace cafmq::test;
@@ -24,37 +25,7 @@ task_handler blocks_until(std::atomic<bool>& release) {
   };
 }
 
-struct fixture : db_fixture {
-  // Counts tasks in `state`.
-  int count(const std::string& state) {
-    return query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state = '"
-                            + state + "'");
-  }
-
-  // Waits (no deadline but the test watchdog) until `pred` holds.
-  template <class Pred>
-  void wait_for(Pred pred) {
-    while (!pred())
-      std::this_thread::sleep_for(10ms);
-  }
-
-  actors::runner_config config(std::shared_ptr<registry> tasks) {
-    actors::runner_config cfg;
-    cfg.database_url = url;
-    cfg.tasks = std::move(tasks);
-    cfg.min_concurrency = 2;
-    cfg.max_concurrency = 4;
-    cfg.max_poll_wait = 1h; // only notifications and rescans wake it
-    return cfg;
-  }
-
-  std::unique_ptr<actors::runner> start(const actors::runner_config& cfg) {
-    auto r = actors::runner::start(cfg);
-    if (!r)
-      CAF_FAIL("cannot start the runner: " << render(r.error()));
-    return std::move(*r);
-  }
-};
+using fixture = runner_fixture;
 
 } // namespace
 
@@ -323,36 +294,6 @@ CAF_TEST(a cancelled task that waits for a thread ends without running) {
   release = true;
   wait_for([&] { return count("completed") == 1; });
   CAF_CHECK_EQUAL(quick_runs.load(), 0);
-}
-
-CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {
-  auto tasks = std::make_shared<registry>();
-  tasks->add({"wait",
-              [&](current_task& task) {
-                while (!task.cancelled())
-                  std::this_thread::sleep_for(1ms);
-                return make_error(errc::handler_failed, "stopped");
-              },
-              {}});
-  auto cfg = config(tasks);
-  cfg.lease = 3s;
-  cfg.keep_alive_interval = 300ms;
-  auto r = start(cfg);
-  auto id = spawn_builder{"wait"}.spawn(*conn)->id;
-  wait_for([&] { return count("running") == 1; });
-  // Kill the LISTEN connection (named by its application_name); the
-  // notification of the cancel below is then lost.
-  auto listener_query = std::string{
-    "FROM pg_stat_activity WHERE datname = current_database() AND pid <> "
-    "pg_backend_pid() AND application_name = 'cafmq listen'"};
-  wait_for(
-    [&] { return query_value<int>("SELECT count(*) " + listener_query) == 1; });
-  auto killed = query_value<int>("SELECT count(pg_terminate_backend(pid)) "
-                                 + listener_query);
-  CAF_CHECK_EQUAL(killed, 1);
-  CAF_REQUIRE(cancel(*conn, id));
-  wait_for([&] { return count("cancelled") == 1; });
-  CAF_CHECK_GREATER_OR_EQUAL(r->stats().cancels_at_renewal, 1);
 }
 
 CAF_TEST(a handler past its timeout is stopped and retried) {

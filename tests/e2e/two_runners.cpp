@@ -111,30 +111,4 @@ CAF_TEST(a third process watches a task another process runs and we cancel) {
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.watches"), 0);
 }
 
-CAF_TEST(a task that keeps killing its runner ends failed as poison) {
-  auto spawned = spawn_builder{"die"}.retries(20).spawn(*conn);
-  CAF_REQUIRE(spawned);
-  // Each runner process claims the task (once the last one's lease
-  // expired) and dies in its handler. The default limit is 5 losses in a
-  // row: the sixth claim ends the task instead of running it, and that
-  // runner finds nothing left to do.
-  int deaths = 0;
-  for (int i = 0; i < 10 && state_of(*conn, spawned->id) != "failed"; ++i) {
-    std::string output;
-    auto rc = finish_process(start_process(std::string{CAFMQ_E2E_RUNNER} + " '"
-                                           + url + "' poison"
-                                           + std::to_string(i) + " 1 2 1000"),
-                             output);
-    if (rc != 0)
-      ++deaths;
-  }
-  CAF_CHECK_EQUAL(deaths, 5);
-  CAF_CHECK_EQUAL(state_of(*conn, spawned->id), "failed");
-  auto reason
-    = query_value<std::string>("SELECT last_error FROM cafmq.tasks WHERE id = '"
-                               + to_string(spawned->id) + "'");
-  CAF_MESSAGE("last error: " << reason);
-  CAF_CHECK(reason.find("lost 5 attempts in a row") != std::string::npos);
-}
-
 CAF_TEST_FIXTURE_SCOPE_END()
