@@ -3,7 +3,8 @@
 // handler, median of REPS repetitions, each in a fresh database.
 //
 //   cafmq-bench [--n=20000] [--reps=3] [--parts=spawn,drain,...]
-//               [--min=M --max=M --prefetch=P]  (runner options; default:
+//               [--min=M --max=M --prefetch=P --takeover=MS]
+//                                               (runner options; default:
 //                                                the runner's defaults)
 //               [--json=FILE --rep=R]  (also append JSON lines to FILE, in
 //                                      the peers' style, numbered from rep R)
@@ -51,6 +52,8 @@ int reps = 3;
 int min_concurrency = 0;
 int max_concurrency = 0;
 int prefetch = -1;
+// takeover_interval in ms; -1 keeps the runner's default.
+int takeover_ms = -1;
 // Declare the drains' handlers non-blocking (they run on the scheduler).
 bool nonblocking = false;
 // JSON lines for bench/compare.mjs; empty: none.
@@ -318,6 +321,8 @@ drain_rates drain(drain_kind kind) {
     cfg.max_concurrency = max_concurrency;
   if (prefetch >= 0)
     cfg.prefetch = prefetch;
+  if (takeover_ms >= 0)
+    cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
   auto t0 = clock_type::now();
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   std::unique_ptr<cafmq::actors::worker_node> worker;
@@ -492,6 +497,8 @@ void bench_latency() {
   cfg.tasks = tasks;
   if (prefetch >= 0)
     cfg.prefetch = prefetch;
+  if (takeover_ms >= 0)
+    cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   pqxx::connection conn{url};
   // Warm-up as in the peers' method: 20 tasks (negative numbers) first.
@@ -629,6 +636,8 @@ int main(int argc, char** argv) {
       max_concurrency = std::stoi(arg.substr(6));
     else if (arg.rfind("--prefetch=", 0) == 0)
       prefetch = std::stoi(arg.substr(11));
+    else if (arg.rfind("--takeover=", 0) == 0)
+      takeover_ms = std::stoi(arg.substr(11));
     else if (arg == "--nonblocking")
       nonblocking = true;
     else if (arg.rfind("--json=", 0) == 0)
