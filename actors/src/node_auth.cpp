@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include <unistd.h>
+
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -100,6 +102,12 @@ caf::error check_tls_files(const tls_options& tls) {
     return invalid("cannot load the TLS CA file " + tls.cafile + ": "
                    + openssl_reason());
   return caf::none;
+}
+
+std::string default_node_name() {
+  char host[256] = "localhost";
+  gethostname(host, sizeof(host) - 1);
+  return std::string{host} + ":" + std::to_string(getpid());
 }
 
 } // namespace cafmq::actors

@@ -14,6 +14,9 @@ namespace cafmq::actors {
 /// 32 random bytes from OpenSSL's CSPRNG, as lowercase hex.
 std::string make_nonce();
 
+/// A runner's or worker's node name when none is configured: host:pid.
+std::string default_node_name();
+
 /// Compares in time that depends only on the lengths.
 bool same_proof(const std::string& x, const std::string& y) noexcept;
 

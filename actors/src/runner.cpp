@@ -24,12 +24,6 @@ namespace cafmq::actors {
 
 namespace {
 
-std::string default_node() {
-  char host[256] = "localhost";
-  gethostname(host, sizeof(host) - 1);
-  return std::string{host} + ":" + std::to_string(getpid());
-}
-
 caf::error check(runner_config& cfg) {
   auto invalid = [](std::string what) {
     return make_error(errc::invalid_argument, std::move(what));
@@ -82,7 +76,7 @@ caf::error check(runner_config& cfg) {
   if (cfg.fallback_poll_interval.count() <= 0)
     return invalid("the fallback poll interval must be positive");
   if (cfg.node.empty())
-    cfg.node = default_node();
+    cfg.node = default_node_name();
   return caf::none;
 }
 

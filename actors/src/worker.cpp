@@ -8,6 +8,7 @@
 #include "attempt.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
+#include "node_auth.hpp"
 #include "outcome_box.hpp"
 #include "worker_impl.hpp"
 
@@ -221,12 +222,6 @@ worker_impl_actor::behavior_type worker(worker_ptr self, node_actor node,
   };
 }
 
-std::string default_node() {
-  char host[256] = "localhost";
-  gethostname(host, sizeof(host) - 1);
-  return std::string{host} + ":" + std::to_string(getpid());
-}
-
 } // namespace
 
 caf::error check(worker_config& cfg) {
@@ -241,7 +236,7 @@ caf::error check(worker_config& cfg) {
   if (cfg.request_timeout.count() <= 0)
     return invalid("request timeout must be positive");
   if (cfg.node.empty())
-    cfg.node = default_node();
+    cfg.node = default_node_name();
   return caf::none;
 }
 
