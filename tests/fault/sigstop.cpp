@@ -66,4 +66,32 @@ CAF_TEST(
                   0);
 }
 
+CAF_TEST(a runner process whose handler ignores its cancel still exits) {
+  // Stopped 1 s after its start, with a shutdown timeout of 300 ms and a
+  // handler grace of 100 ms: the process exits, and the attempt is handed
+  // back for the next runner.
+  auto id = spawn_builder{"ignore_cancel"}.spawn(*conn)->id;
+  scratch dir;
+  reaper guard;
+  auto t0 = std::chrono::steady_clock::now();
+  auto child = start_process("CAFMQ_E2E_STOP_AFTER_MS=1000 CAFMQ_E2E_PIDFILE='"
+                             + dir.path("stuck.pid") + "' " + CAFMQ_E2E_RUNNER
+                             + " '" + url + "' stuck 1 1");
+  guard.pids.push_back(std::stoi(dir.wait_for("stuck.pid")));
+  std::string output;
+  CAF_CHECK_EQUAL(finish_process(child, output), 0);
+  auto took = std::chrono::steady_clock::now() - t0;
+  CAF_MESSAGE(output);
+  CAF_MESSAGE(
+    "the process exited "
+    << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+    << " ms after its start");
+  CAF_CHECK_LESS(took, std::chrono::milliseconds{1000 + 300 + 100 + 3000});
+  CAF_CHECK(output.find("stuck: stopped") != std::string::npos);
+  CAF_CHECK(output.find("handlers ignore their cancel") != std::string::npos);
+  CAF_CHECK(query_value<bool>("SELECT state = 'running' AND attempt = 1 AND "
+                              "run_at <= now() FROM cafmq.tasks WHERE id = '"
+                              + to_string(id) + "'"));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -6,7 +6,9 @@
 // start in e2e_starts, works `payload` ms in its first attempt (long enough
 // to be killed mid-attempt) and then records like "record"; it exits once
 // no live task is left. With CAFMQ_E2E_PIDFILE set it writes its pid there
-// once its runner started.
+// once its runner started. With CAFMQ_E2E_STOP_AFTER_MS set it stops after
+// that long instead (shutdown timeout 300 ms, handler grace 100 ms), and
+// "ignore_cancel" never returns: a handler that ignores its cancel.
 //
 //   cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]
 
@@ -74,6 +76,11 @@ caf::error hold(cafmq::current_task& task) {
   return record(task);
 }
 
+caf::error ignore_cancel(cafmq::current_task&) {
+  for (;;)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+}
+
 caf::error die(cafmq::current_task&) {
   std::abort();
 }
@@ -92,12 +99,18 @@ int main(int argc, char** argv) {
   tasks->add({"wait_cancel", wait_cancel, {}});
   tasks->add({"die", die, {}});
   tasks->add({"hold", hold, {}});
+  tasks->add({"ignore_cancel", ignore_cancel, {}});
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
   cfg.node = node;
   cfg.tasks = tasks;
   cfg.min_concurrency = std::stoi(argv[3]);
   cfg.max_concurrency = std::stoi(argv[4]);
+  auto stop_after = std::getenv("CAFMQ_E2E_STOP_AFTER_MS");
+  if (stop_after) {
+    cfg.shutdown_timeout = std::chrono::milliseconds{300};
+    cfg.handler_grace = std::chrono::milliseconds{100};
+  }
   if (argc == 6) {
     cfg.lease = std::chrono::milliseconds{std::stoi(argv[5])};
     cfg.keep_alive_interval = cfg.lease / 3;
@@ -110,6 +123,13 @@ int main(int argc, char** argv) {
   if (auto pidfile = std::getenv("CAFMQ_E2E_PIDFILE")) {
     std::ofstream out{pidfile};
     out << getpid() << '\n';
+  }
+  if (stop_after) {
+    std::this_thread::sleep_for(
+      std::chrono::milliseconds{std::stoi(stop_after)});
+    (*runner)->stop();
+    std::cout << node << ": stopped" << std::endl;
+    return 0;
   }
   // Waits until no live task is left; survives a restart of the server.
   std::unique_ptr<pqxx::connection> conn;
