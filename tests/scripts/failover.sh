@@ -43,11 +43,11 @@ fail() {
   done
   exit 1
 }
-freeport() { # below the ephemeral range, not in use
+freeport() { # below the ephemeral range, nothing listening (bash's /dev/tcp: no extra package)
   local p
   while :; do
     p=$((20000 + RANDOM % 12000))
-    ss -ltn "( sport = :$p )" | grep -q ":$p" || { echo "$p"; return; }
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
   done
 }
 
