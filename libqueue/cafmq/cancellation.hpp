@@ -23,6 +23,7 @@ enum class cancel_reason {
   lost,
 };
 
+/// Returns the enumerator's name, e.g. "timeout".
 std::string to_string(cancel_reason x);
 
 /// The cancellation token of one attempt. Handlers poll `cancelled()` or
@@ -30,10 +31,12 @@ std::string to_string(cancel_reason x);
 /// Thread-safe.
 class cancellation {
 public:
+  /// True once the token fired, whatever the reason.
   bool cancelled() const noexcept {
     return reason_.load() != cancel_reason::none;
   }
 
+  /// Why the token fired; `cancel_reason::none` until it does.
   cancel_reason reason() const noexcept {
     return reason_.load();
   }

@@ -18,6 +18,8 @@ public:
     return *this;
   }
 
+  /// New JSON payload as text; text that is not JSON fails the checkpoint
+  /// with `errc::invalid_json`.
   checkpoint& raw_json(std::string x);
 
   /// New binary payload for the next attempt.
@@ -29,18 +31,22 @@ public:
   /// Also extends the lease to at least now + `x`.
   checkpoint& keep_alive(std::chrono::microseconds x);
 
+  /// The new JSON payload, if one was set.
   const std::optional<std::string>& raw_json() const noexcept {
     return json_;
   }
 
+  /// The new binary payload, if one was set.
   const std::optional<std::string>& bytes() const noexcept {
     return bytes_;
   }
 
+  /// The attempts to add; 0 unless set (the database ignores a negative value).
   int extra_retries() const noexcept {
     return extra_retries_;
   }
 
+  /// The lease extension (to at least now + this), if one was set.
   const std::optional<std::chrono::microseconds>& keep_alive() const noexcept {
     return keep_alive_;
   }

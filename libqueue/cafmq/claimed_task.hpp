@@ -10,27 +10,41 @@ namespace cafmq {
 
 /// One attempt of a task, as a claim returns it.
 struct claimed_task {
+  /// The task's id.
   uuid id;
+  /// The task's name: which handler runs it.
   std::string name;
+  /// The task's channel name.
   std::string channel_name;
+  /// The task's channel args.
   std::string channel_args;
   /// 1 for the first attempt.
   int attempt = 0;
+  /// Attempts the task may have in all: retries + 1, plus what checkpoints
+  /// added.
   int max_attempts = 0;
   /// Ordered: no other ordered task of its channel runs at the same time.
   bool ordered = false;
+  /// The per-attempt time limit; none when empty.
   std::optional<std::chrono::microseconds> timeout;
   /// Time left until the task's deadline when it was claimed (database clock).
   std::optional<std::chrono::microseconds> deadline_in;
+  /// The JSON payload as text, if the task has one; a checkpoint's replaces the
+  /// spawn's.
   std::optional<std::string> payload_json;
+  /// The binary payload, if the task has one; a checkpoint's replaces the
+  /// spawn's.
   std::optional<std::string> payload_bytes;
 };
 
 /// Names one attempt of a task: the fencing token of every write.
 struct attempt_ref {
+  /// The task.
   uuid id;
+  /// The attempt's number, 1 for the first.
   int attempt = 0;
 
+  /// Same task and same attempt.
   friend bool operator==(const attempt_ref& x, const attempt_ref& y) noexcept {
     return x.id == y.id && x.attempt == y.attempt;
   }
@@ -38,7 +52,9 @@ struct attempt_ref {
 
 /// A failed attempt to record.
 struct attempt_failure {
+  /// The attempt that failed.
   attempt_ref ref;
+  /// What went wrong; stored as the task's last error.
   std::string error;
   /// False: fail the task now, whatever attempts are left.
   bool retryable = true;
@@ -47,7 +63,9 @@ struct attempt_failure {
 } // namespace cafmq
 
 template <>
+/// Hashes attempt references, e.g. for `std::unordered_set`.
 struct std::hash<cafmq::attempt_ref> {
+  /// Combines the hash of the id with the attempt number.
   std::size_t operator()(const cafmq::attempt_ref& x) const noexcept {
     return std::hash<cafmq::uuid>{}(x.id) * 31
            + static_cast<std::size_t>(x.attempt);

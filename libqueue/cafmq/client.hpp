@@ -28,31 +28,37 @@ namespace cafmq {
 /// left out.
 caf::expected<std::vector<uuid>> commit(pqxx::transaction_base& tx,
                                         const std::vector<uuid>& ids);
+/// The same, in a transaction of its own on `conn`.
 caf::expected<std::vector<uuid>> commit(pqxx::connection_base& conn,
                                         const std::vector<uuid>& ids);
 
 /// Deletes every task (any state) of these channel names, all args of each.
 caf::expected<std::int64_t> clear(pqxx::transaction_base& tx,
                                   const std::vector<std::string>& channels);
+/// The same, in a transaction of its own on `conn`.
 caf::expected<std::int64_t> clear(pqxx::connection_base& conn,
                                   const std::vector<std::string>& channels);
 
 /// Deletes every task.
 caf::expected<std::int64_t> clear_all(pqxx::transaction_base& tx);
+/// The same, in a transaction of its own on `conn`.
 caf::expected<std::int64_t> clear_all(pqxx::connection_base& conn);
 
 /// True while a row for the task exists (any state, until pruned).
 caf::expected<bool> exists(pqxx::transaction_base& tx, const uuid& id);
+/// The same, in a transaction of its own on `conn`.
 caf::expected<bool> exists(pqxx::connection_base& conn, const uuid& id);
 
 /// The task's state, attempts, last error and times; `errc::unknown_task`
 /// when there is no such task.
 caf::expected<task_status> status(pqxx::transaction_base& tx, const uuid& id);
+/// The same, in a transaction of its own on `conn`.
 caf::expected<task_status> status(pqxx::connection_base& conn, const uuid& id);
 
 /// Removes up to `limit` reservations whose commit deadline passed.
 caf::expected<std::int64_t> expire_reservations(pqxx::transaction_base& tx,
                                                 int limit = 1000);
+/// The same, in a transaction of its own on `conn`.
 caf::expected<std::int64_t> expire_reservations(pqxx::connection_base& conn,
                                                 int limit = 1000);
 
@@ -67,12 +73,14 @@ enum class cancel_result {
   requested,
 };
 
+/// Returns "cancelled" or "requested".
 std::string to_string(cancel_result x);
 
 /// Cancels a task from any process. `errc::unknown_task` for an unknown id,
 /// `errc::task_finished` (with the final state) for a finished task. Inside
 /// a transaction that rolls back, nothing is cancelled.
 caf::expected<cancel_result> cancel(pqxx::transaction_base& tx, const uuid& id);
+/// The same, in a transaction of its own on `conn`.
 caf::expected<cancel_result> cancel(pqxx::connection_base& conn,
                                     const uuid& id);
 

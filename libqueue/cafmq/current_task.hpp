@@ -23,30 +23,40 @@ namespace cafmq {
 /// The attempt a handler runs: its data, and the fenced writes it may do.
 class current_task {
 public:
+  /// Wraps one claimed attempt: its writes go to `backend`, and `token` is what
+  /// the runtime fires to stop it. The runtime makes these; a test may make its
+  /// own.
   current_task(claimed_task data, std::shared_ptr<task_backend> backend,
                std::shared_ptr<cancellation> token
                = std::make_shared<cancellation>());
 
+  /// The task's id.
   const uuid& id() const noexcept {
     return data_.id;
   }
 
+  /// The task's name.
   const std::string& name() const noexcept {
     return data_.name;
   }
 
+  /// This attempt's number, 1 for the first.
   int attempt() const noexcept {
     return data_.attempt;
   }
 
+  /// Attempts the task may have in all; this is the last when `attempt() ==
+  /// max_attempts()`.
   int max_attempts() const noexcept {
     return data_.max_attempts;
   }
 
+  /// Everything the claim returned.
   const claimed_task& data() const noexcept {
     return data_;
   }
 
+  /// This attempt's reference, the fencing token of its writes.
   attempt_ref ref() const noexcept {
     return {data_.id, data_.attempt};
   }
@@ -65,10 +75,12 @@ public:
     }
   }
 
+  /// The JSON payload as text, if the task has one.
   const std::optional<std::string>& raw_json() const noexcept {
     return data_.payload_json;
   }
 
+  /// The binary payload, if the task has one.
   const std::optional<std::string>& bytes() const noexcept {
     return data_.payload_bytes;
   }
@@ -97,6 +109,7 @@ public:
     return token_->cancelled();
   }
 
+  /// Why this attempt was asked to stop; `cancel_reason::none` until it is.
   cancel_reason cancelled_because() const noexcept {
     return token_->reason();
   }
@@ -106,6 +119,8 @@ public:
     token_->on_cancel(std::move(f));
   }
 
+  /// The attempt's cancellation token, e.g. for code that polls it on another
+  /// thread.
   const std::shared_ptr<cancellation>& token() const noexcept {
     return token_;
   }

@@ -8,6 +8,8 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+/// The queue library (libqueue): spawning, claiming and recording tasks in
+/// PostgreSQL, usable without the actor runtime. Errors are `errc` values.
 namespace cafmq {
 
 /// Error codes of cafmq; category atom "cafmq". Every public function returns
@@ -62,13 +64,17 @@ enum class errc : std::uint8_t {
   node_unreachable,
 };
 
+/// Returns the enumerator's name, e.g. "invalid_json".
 std::string to_string(errc x);
 
 /// The category of cafmq errors in `caf::error`.
 constexpr caf::atom_value error_category = caf::atom("cafmq");
 
+/// An error with code `x` in the category `error_category`.
 caf::error make_error(errc x);
 
+/// The same, with `context` saying what failed; `render` shows it after the
+/// code.
 caf::error make_error(errc x, std::string context);
 
 /// Returns `x` as a `cafmq::errc` if it belongs to cafmq, `errc::none` else.

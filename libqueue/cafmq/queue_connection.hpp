@@ -47,12 +47,18 @@ struct claim_request {
 
 /// Where the fair round-robin over channels continues.
 struct claim_cursor {
+  /// Channel name the last claim stopped at; empty: start from the first
+  /// channel.
   std::optional<std::string> channel_name;
+  /// Channel args the last claim stopped at.
   std::optional<std::string> channel_args;
 };
 
+/// What a claim returns.
 struct claim_result {
+  /// The claimed attempts, at most `claim_request::limit`.
   std::vector<claimed_task> tasks;
+  /// Where the next claim continues the rotation.
   claim_cursor cursor;
   /// Time until something becomes runnable; zero: claim again now; empty:
   /// nothing is scheduled.
@@ -61,15 +67,20 @@ struct claim_result {
 
 /// State of one recorded failure.
 struct fail_result {
+  /// The task whose attempt failed.
   uuid id;
   /// "pending" (retry scheduled), "failed" or "cancelled".
   std::string state;
+  /// For "pending": when the retry may run; else the lease expiry of the failed
+  /// attempt.
   std::chrono::system_clock::time_point run_at;
 };
 
 /// A lease renewal's answer for an attempt this runner still owns.
 struct lease_state {
+  /// The task.
   uuid id;
+  /// A cancel was requested for the task: fire the attempt's token.
   bool cancel_requested = false;
 };
 
@@ -94,6 +105,10 @@ public:
   caf::expected<std::vector<uuid>> complete(const std::vector<attempt_ref>& xs);
 
   caf::expected<std::vector<fail_result>>
+  /// Records failed attempts: a retryable failure with attempts left, whose
+  /// retry would start before the deadline, makes its task pending again after
+  /// the backoff; otherwise the task ends failed (cancelled when a cancel was
+  /// requested). Returns what it recorded; stale attempts are left out.
   fail(const std::vector<attempt_failure>& xs);
 
   /// Records finished attempts, completions and failures, and gives back
@@ -128,6 +143,7 @@ public:
   /// connection closes.
   const std::shared_ptr<connection_breaker>& breaker() const noexcept;
 
+  /// Where the next `claim` continues the fair rotation over channels.
   const claim_cursor& cursor() const noexcept {
     return cursor_;
   }

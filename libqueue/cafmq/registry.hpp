@@ -34,8 +34,12 @@ bool default_is_failure(const caf::error& err);
 /// A task: its name, its handler and the defaults every spawn starts from
 /// (the counterpart of sqlxmq's `#[job]` attribute).
 struct task_definition {
+  /// The name spawns use and runners claim by; not empty, at most
+  /// `max_name_bytes`.
   std::string name;
+  /// Runs each attempt; required.
   task_handler handler;
+  /// Options every spawn of this task starts from.
   task_options defaults;
   /// Overrides the runner's filter for this task when set.
   failure_filter is_failure = nullptr;
@@ -68,13 +72,17 @@ public:
   /// Builds a registry; `errc::invalid_name` for an empty or repeated name.
   static caf::expected<registry> make(std::vector<task_definition> xs);
 
+  /// Adds a definition: `errc::invalid_name` for a bad or repeated name,
+  /// `errc::invalid_argument` for a missing handler.
   caf::error add(task_definition x);
 
   /// Returns the definition of `name`, or nullptr.
   const task_definition* find(const std::string& name) const;
 
+  /// The names held, sorted.
   std::vector<std::string> names() const;
 
+  /// True while no definition is held.
   bool empty() const noexcept {
     return defs_.empty();
   }

@@ -32,25 +32,42 @@ struct spawn_result {
 /// then spawns it in the caller's transaction or on a connection.
 class spawn_builder {
 public:
+  /// The clock of `run_at` and `deadline`.
   using clock = std::chrono::system_clock;
 
+  /// A task named `name` with the options `defaults`, under a new time-ordered
+  /// id.
   explicit spawn_builder(std::string name, const task_options& defaults = {});
 
+  /// Uses `x` as the task's id; spawning fails with `errc::duplicate_id` while
+  /// a task with that id exists.
   spawn_builder& id(const uuid& x);
+  /// Channel name; at most `max_name_bytes`.
   spawn_builder& channel_name(std::string x);
+  /// Channel args; at most `max_channel_args_bytes`.
   spawn_builder& channel_args(std::string x);
   /// Runs no earlier than this long after spawn (database clock).
   spawn_builder& delay(std::chrono::microseconds x);
   /// Runs no earlier than this moment.
   spawn_builder& run_at(clock::time_point x);
+  /// Retries after the first attempt, 0 to 1,000,000.
   spawn_builder& retries(int x);
+  /// Delay before the first retry, doubling per retry; zero or more.
   spawn_builder& backoff(std::chrono::microseconds initial);
+  /// Upper bound of the retry delay; not less than the backoff.
   spawn_builder& backoff_cap(std::chrono::microseconds cap);
+  /// Runs after every earlier ordered task of its channel (name and args) has
+  /// finished.
   spawn_builder& ordered(bool x = true);
   /// Two-phase: the task is reserved and runs only after `commit()`; it
   /// expires if not committed within `x`.
   spawn_builder& commit_interval(std::chrono::microseconds x);
+  /// Per-attempt time limit, positive: the runtime asks an attempt still
+  /// running then to stop (`cancel_reason::timeout`) and fails it.
   spawn_builder& timeout(std::chrono::microseconds x);
+  /// No attempt starts after this moment, and none is retried past it; the
+  /// runtime asks an attempt still running then to stop
+  /// (`cancel_reason::deadline`).
   spawn_builder& deadline(clock::time_point x);
   /// At most one live (uncommitted, pending or running) task per key.
   spawn_builder& unique_key(std::string x);
@@ -67,10 +84,12 @@ public:
   /// Binary payload.
   spawn_builder& bytes(std::string x);
 
+  /// The task's id: a new one, or the one set.
   const uuid& id() const noexcept {
     return id_;
   }
 
+  /// The task's name.
   const std::string& name() const noexcept {
     return name_;
   }
@@ -110,6 +129,7 @@ caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs);
 
 caf::expected<std::vector<spawn_result>>
+/// The same, in a transaction of its own on `conn`.
 spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs);
 
 } // namespace cafmq

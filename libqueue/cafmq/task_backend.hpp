@@ -19,10 +19,14 @@ public:
   /// Completes the attempt; `errc::stale_attempt` if it is not current.
   virtual caf::error complete(const attempt_ref& x) = 0;
 
+  /// Saves `cp` for the next attempt; `errc::stale_attempt` if the attempt is
+  /// not current.
   virtual caf::error checkpoint(const attempt_ref& x,
                                 const cafmq::checkpoint& cp)
     = 0;
 
+  /// Extends the attempt's lease to at least now + `lease`;
+  /// `errc::stale_attempt` if the attempt is not current.
   virtual caf::error keep_alive(const attempt_ref& x,
                                 std::chrono::microseconds lease)
     = 0;

@@ -29,7 +29,9 @@ struct task_options {
 
 /// Limits that spawn enforces before touching the database.
 constexpr std::size_t max_name_bytes = 255;
+/// Longest channel args, in bytes.
 constexpr std::size_t max_channel_args_bytes = 4096;
+/// Longest unique key, in bytes.
 constexpr std::size_t max_unique_key_bytes = 1024;
 
 /// Largest accepted payload (JSON and bytes together); 1 MiB by default.

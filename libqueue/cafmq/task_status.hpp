@@ -6,6 +6,7 @@
 
 namespace cafmq {
 
+/// Where a task is in its life; a final state never changes.
 enum class task_state {
   /// A two-phase reservation waiting for `commit`.
   uncommitted,
@@ -17,6 +18,7 @@ enum class task_state {
   cancelled,
 };
 
+/// Returns the database's name of the state, e.g. "pending".
 std::string to_string(task_state x);
 
 /// Parses the database's name of a state.
@@ -30,22 +32,35 @@ constexpr bool is_final(task_state x) noexcept {
 
 /// A snapshot of one task.
 struct task_status {
+  /// Times are the database's clock.
   using time_point = std::chrono::system_clock::time_point;
+  /// Where the task is.
   task_state state = task_state::pending;
+  /// The task's name.
   std::string name;
+  /// The task's channel name.
   std::string channel_name;
+  /// The task's channel args.
   std::string channel_args;
   /// The current (or last) attempt; 0 before the first.
   int attempt = 0;
+  /// Attempts the task may have in all.
   int max_attempts = 0;
+  /// The error of the last failed attempt, or why the task ended without
+  /// running.
   std::optional<std::string> last_error;
+  /// A cancel was requested; a running task ends cancelled once its handler
+  /// stops.
   bool cancel_requested = false;
   /// The runner that ran the last attempt.
   std::optional<std::string> node;
+  /// When the task was spawned.
   time_point created_at;
   /// Pending: earliest start; running: lease expiry.
   time_point run_at;
+  /// When the current (or last) attempt started.
   std::optional<time_point> started_at;
+  /// When the task reached its final state.
   std::optional<time_point> finished_at;
 };
 

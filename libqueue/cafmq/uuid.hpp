@@ -12,12 +12,14 @@ namespace cafmq {
 /// A task id: an RFC 4122 UUID. Random ids are version 4.
 class uuid {
 public:
+  /// The 16 bytes in the order of the text form.
   using bytes_type = std::array<std::uint8_t, 16>;
 
   constexpr uuid() noexcept : bytes_{} {
     // nop
   }
 
+  /// The UUID with these bytes; the default constructor makes the nil UUID.
   explicit constexpr uuid(const bytes_type& bytes) noexcept : bytes_(bytes) {
     // nop
   }
@@ -33,20 +35,25 @@ public:
   /// Parses the canonical 36-character form (case-insensitive).
   static std::optional<uuid> parse(std::string_view str);
 
+  /// The 16 bytes.
   const bytes_type& bytes() const noexcept {
     return bytes_;
   }
 
+  /// True for the all-zero UUID, which is never a task's id.
   bool nil() const noexcept;
 
+  /// Compares the bytes.
   friend bool operator==(const uuid& x, const uuid& y) noexcept {
     return x.bytes_ == y.bytes_;
   }
 
+  /// Compares the bytes.
   friend bool operator!=(const uuid& x, const uuid& y) noexcept {
     return x.bytes_ != y.bytes_;
   }
 
+  /// Orders by bytes, so time-ordered ids sort by when they were made.
   friend bool operator<(const uuid& x, const uuid& y) noexcept {
     return x.bytes_ < y.bytes_;
   }
@@ -61,6 +68,8 @@ std::string to_string(const uuid& x);
 } // namespace cafmq
 
 template <>
+/// Hashes task ids, e.g. for `std::unordered_map`.
 struct std::hash<cafmq::uuid> {
+  /// A hash of the 16 bytes.
   std::size_t operator()(const cafmq::uuid& x) const noexcept;
 };

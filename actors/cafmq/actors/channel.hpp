@@ -27,7 +27,7 @@
 
 namespace cafmq::actors {
 
-/// Spawns the owner of channel `key` (name and args, joined by '\x1f').
+/// Spawns the owner of channel `key` (name and args, joined by the byte 0x1f).
 channel_actor spawn_channel(caf::actor_system& sys, context_ptr ctx,
                             std::string key, dispatcher_actor dispatcher,
                             pool_actor pool, completer_actor completer,

@@ -17,6 +17,7 @@
 
 namespace cafmq::actors {
 
+/// Spawns the completer (see the top of this header); it writes through `db`.
 completer_actor spawn_completer(caf::actor_system& sys, context_ptr ctx,
                                 database_actor db);
 

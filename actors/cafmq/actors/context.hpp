@@ -16,11 +16,17 @@ namespace cafmq::actors {
 
 class started_attempts;
 
+/// What every actor of one runtime reads (see the top of this header).
 struct runtime_context {
+  /// Keeps `x`, makes the logger from its log options and indexes its actor
+  /// tasks by name.
   explicit runtime_context(runner_config x);
 
+  /// The runner's options, after `spawn_runner` checked them.
   runner_config cfg;
+  /// The runtime's log.
   logger log;
+  /// The actor tasks of `cfg`, by name.
   std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
   /// Event subscribers (see event_hub.hpp); the one mutable part.
   std::shared_ptr<event_bus> events = std::make_shared<event_bus>();
@@ -38,6 +44,7 @@ struct runtime_context {
   caf::timespan request_timeout() const;
 };
 
+/// How the actors share the context: by pointer, read-only.
 using context_ptr = std::shared_ptr<const runtime_context>;
 
 } // namespace cafmq::actors

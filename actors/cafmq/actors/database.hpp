@@ -49,6 +49,7 @@ private:
   std::chrono::steady_clock::time_point since_;
 };
 
+/// Shared by a connection's owner and the runtime's watchdog.
 using guard_ptr = std::shared_ptr<connection_guard>;
 
 /// Spawns a detached database actor. `conn`, if given, is an open

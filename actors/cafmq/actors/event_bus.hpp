@@ -15,8 +15,11 @@
 
 namespace cafmq::actors {
 
+/// What the runtime's actors share about event subscribers (see the top of this
+/// header). Thread-safe.
 class event_bus {
 public:
+  /// A subscriber and the filter its events must pass.
   using subscription = std::pair<event_filter, event_actor>;
 
   /// True while someone subscribes.
@@ -27,10 +30,13 @@ public:
   /// The hub to send events to (invalid before the first one started).
   event_hub_actor hub() const;
 
+  /// Sets the hub's handle; each hub does when it starts.
   void hub(event_hub_actor x);
 
+  /// A copy of the current subscriptions.
   std::vector<subscription> subscriptions() const;
 
+  /// Replaces the subscriptions; `active()` is true while there are any.
   void subscriptions(std::vector<subscription> xs);
 
 private:

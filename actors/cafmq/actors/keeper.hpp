@@ -16,6 +16,8 @@
 
 namespace cafmq::actors {
 
+/// Spawns the keeper (see the top of this header); it asks `dispatcher` for the
+/// channel actors and renews through `db`.
 keeper_actor spawn_keeper(caf::actor_system& sys, context_ptr ctx,
                           dispatcher_actor dispatcher, database_actor db);
 

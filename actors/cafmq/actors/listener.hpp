@@ -20,6 +20,8 @@
 
 namespace cafmq::actors {
 
+/// Spawns the listener, detached (see the top of this header); it tells
+/// `dispatcher` and runs its calls under `guard`.
 listener_actor spawn_listener(caf::actor_system& sys, context_ptr ctx,
                               dispatcher_actor dispatcher, guard_ptr guard);
 

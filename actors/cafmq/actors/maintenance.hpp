@@ -13,6 +13,8 @@
 
 namespace cafmq::actors {
 
+/// Spawns the maintenance actor (see the top of this header); it writes through
+/// `db`.
 maintenance_actor spawn_maintenance(caf::actor_system& sys, context_ptr ctx,
                                     database_actor db);
 

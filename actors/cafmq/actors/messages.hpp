@@ -31,6 +31,7 @@ namespace cafmq::actors {
 
 /// How an attempt ended, as its executor saw it.
 struct task_outcome {
+  /// What to write for the attempt.
   enum kind_t : std::uint8_t {
     /// The handler succeeded: record completion.
     completed,
@@ -43,18 +44,26 @@ struct task_outcome {
     /// (pending again at once, the attempt not counted).
     released,
   };
+  /// The attempt.
   attempt_ref ref;
+  /// How it ended.
   kind_t kind = completed;
+  /// For `failed`: what went wrong.
   std::string error;
+  /// For `failed`: false fails the task at once, whatever attempts are left.
   bool retryable = true;
 };
 
 /// Outcomes to write in one transaction.
 struct write_batch {
+  /// Attempts to record as completed.
   std::vector<attempt_ref> completed;
+  /// Attempts to record as failed.
   std::vector<attempt_failure> failed;
+  /// Attempts to give back: never started, not counted as attempts.
   std::vector<attempt_ref> released;
 
+  /// True when there is nothing to write.
   bool empty() const noexcept {
     return completed.empty() && failed.empty() && released.empty();
   }
@@ -63,12 +72,16 @@ struct write_batch {
 /// What a channel's owner tells the dispatcher when attempts leave the
 /// handler slots.
 struct finished_counts {
+  /// Attempts whose handlers succeeded.
   std::int32_t completed = 0;
+  /// Attempts whose handlers failed.
   std::int32_t failed = 0;
+  /// Attempts given back unstarted (or interrupted by a stop).
   std::int32_t released = 0;
   /// Ended without an outcome to write (lost lease, own transaction).
   std::int32_t recorded = 0;
 
+  /// Every attempt that left the handler slots.
   std::int32_t total() const noexcept {
     return completed + failed + released + recorded;
   }
@@ -80,11 +93,15 @@ struct runner_stats {
   std::int32_t running = 0;
   /// Channel actors alive.
   std::int32_t channels = 0;
+  /// Attempts claimed since the runtime started.
   std::int64_t claimed = 0;
+  /// Attempts whose handlers succeeded.
   std::int64_t completed = 0;
+  /// Attempts whose handlers failed.
   std::int64_t failed = 0;
   /// Claimed attempts given back unstarted (or interrupted by a stop).
   std::int64_t released = 0;
+  /// Claims that returned (one statement each, empty or not).
   std::int64_t claims = 0;
   /// Cancels that reached attempts through a lease renewal (their
   /// notification was missed).
@@ -99,30 +116,45 @@ struct runner_stats {
 /// task definition's defaults, overridden by every field that is set. The
 /// same checks as spawn_builder apply; the JSON is checked when spawning.
 struct spawn_request {
+  /// The task's name; the runtime must know its definition.
   std::string name;
+  /// The task's id; a new time-ordered one when unset.
   caf::optional<uuid> id;
+  /// Channel name.
   caf::optional<std::string> channel_name;
+  /// Channel args.
   caf::optional<std::string> channel_args;
   /// Runs no earlier than this long after spawn (database clock).
   caf::optional<caf::timespan> delay;
+  /// Runs no earlier than this moment; not together with `delay`.
   caf::optional<caf::timestamp> run_at;
+  /// Retries after the first attempt.
   caf::optional<std::int32_t> retries;
+  /// Delay before the first retry; doubles per retry.
   caf::optional<caf::timespan> backoff;
+  /// Upper bound of the retry delay.
   caf::optional<caf::timespan> backoff_cap;
+  /// Runs after every earlier ordered task of its channel has finished.
   caf::optional<bool> ordered;
   /// Two-phase: reserved until committed within this long.
   caf::optional<caf::timespan> commit_interval;
+  /// Per-attempt time limit.
   caf::optional<caf::timespan> timeout;
+  /// No attempt starts, and none is retried, after this moment.
   caf::optional<caf::timestamp> deadline;
+  /// At most one live (uncommitted, pending or running) task per key.
   caf::optional<std::string> unique_key;
   /// JSON payload as text, and/or a binary payload.
   caf::optional<std::string> json;
+  /// Binary payload.
   caf::optional<std::string> bytes;
 };
 
 /// What a spawn did: the new task, or the live task holding the unique key.
 struct spawn_reply {
+  /// The new task, or the live task holding the unique key.
   uuid id;
+  /// False when a live task already held the unique key: nothing was added.
   bool created = false;
 };
 
@@ -130,6 +162,8 @@ struct spawn_reply {
 /// reports the attempts it runs (and the spawns it makes): `completed`,
 /// `failed` and `released` once the outcome is written.
 struct task_event {
+  /// Which step: spawned; started (a handler began an attempt); completed,
+  /// failed or released (given back unstarted).
   enum kind_t : std::uint8_t {
     spawned,
     started,
@@ -137,14 +171,21 @@ struct task_event {
     failed,
     released,
   };
+  /// Which step.
   kind_t kind = spawned;
+  /// The task.
   uuid id;
+  /// The attempt's number, 1 for the first.
   std::int32_t attempt = 0;
+  /// The task's name.
   std::string name;
+  /// The task's channel name.
   std::string channel_name;
+  /// The task's channel args.
   std::string channel_args;
-  /// failed: the error; whether the task may run again.
+  /// For `failed`: the error.
   std::string error;
+  /// For `failed`: whether the task may run again.
   bool retryable = false;
   /// When the runtime saw it (its clock).
   caf::timestamp at;
@@ -154,14 +195,19 @@ struct task_event {
 
 /// Which events a subscriber gets.
 struct event_filter {
+  /// What the filter compares: nothing (every event passes), the channel name
+  /// or the task name.
   enum by_t : std::uint8_t {
     everything,
     channel_name,
     task_name,
   };
+  /// What the filter compares.
   by_t by = everything;
+  /// The channel or task name an event must have; unused for `everything`.
   std::string value;
 
+  /// True when `x` passes the filter.
   bool matches(const task_event& x) const noexcept {
     switch (by) {
       case channel_name:
@@ -209,6 +255,8 @@ std::optional<T> from_caf(const caf::optional<T>& x) {
 
 namespace cafmq {
 
+///@{
+/// Lets CAF serialize the type, so that it can cross to another node.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, uuid& x) {
   auto bytes = x.bytes();
@@ -323,11 +371,14 @@ typename Inspector::result_type inspect(Inspector& f, task_status& x) {
            last_error, x.cancel_requested, node, x.created_at, x.run_at,
            started, finished, load);
 }
+///@}
 
 } // namespace cafmq
 
 namespace cafmq::actors {
 
+///@{
+/// Lets CAF serialize the type, so that it can cross to another node.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_outcome& x) {
   return f(caf::meta::type_name("cafmq::task_outcome"), x.ref, x.kind, x.error,
@@ -383,5 +434,6 @@ typename Inspector::result_type inspect(Inspector& f, worker_offer& x) {
   return f(caf::meta::type_name("cafmq::worker_offer"), x.node, x.names,
            x.capacity, x.pid);
 }
+///@}
 
 } // namespace cafmq::actors

@@ -34,6 +34,7 @@ namespace cafmq::actors {
 
 /// The middleman heartbeat and connection timeout that enable_nodes sets.
 constexpr std::chrono::milliseconds node_heartbeat{1000};
+/// A peer that sends nothing, not even a heartbeat, for this long is dropped.
 constexpr std::chrono::milliseconds node_connection_timeout{10000};
 
 /// Prepares an actor system config (before the system starts) for talking

@@ -23,6 +23,8 @@ struct tls_options {
   /// Passphrase of `key`, if it has one.
   std::string passphrase;
 
+  /// True when the certificate, key or CA file is set (a passphrase alone does
+  /// not count).
   bool enabled() const noexcept {
     return !certificate.empty() || !key.empty() || !cafile.empty();
   }
@@ -38,8 +40,10 @@ struct node_options {
   /// without TLS; optional with TLS, where the certificate check comes
   /// first.
   std::string secret;
+  /// Mutual TLS; on when any of its files is set.
   tls_options tls;
 
+  /// True when a port is set: the runner publishes.
   bool enabled() const noexcept {
     return port.has_value();
   }
@@ -47,8 +51,11 @@ struct node_options {
 
 /// A published node, as a client sees it.
 struct node_endpoint {
+  /// The node's address.
   std::string host = "127.0.0.1";
+  /// The node's TCP port.
   std::uint16_t port = 0;
+  /// The node's shared secret (see node.hpp).
   std::string secret;
   /// Connect with TLS (the system needs the openssl manager and its
   /// certificate options, see enable_nodes).

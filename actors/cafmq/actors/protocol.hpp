@@ -25,6 +25,9 @@ namespace cafmq::actors {
 
 // -- atoms --------------------------------------------------------------------
 
+///@{
+/// An atom of the protocol: the interfaces below say who sends it, with
+/// what, and what it means there.
 using claim_atom = caf::atom_constant<caf::atom("claim")>;
 using record_atom = caf::atom_constant<caf::atom("record")>;
 using renew_atom = caf::atom_constant<caf::atom("renew")>;
@@ -68,6 +71,7 @@ using exited_atom = caf::atom_constant<caf::atom("exited")>;
 using hello_atom = caf::atom_constant<caf::atom("hello")>;
 using auth_atom = caf::atom_constant<caf::atom("auth")>;
 using hold_atom = caf::atom_constant<caf::atom("hold")>;
+///@}
 
 // -- actor interfaces ---------------------------------------------------------
 

@@ -14,6 +14,8 @@
 
 #include "cafmq/actors/runner_config.hpp"
 
+/// The actor runtime on CAF 0.17 that claims and runs the tasks: start one
+/// with `spawn_runner` or `runner`; protocol.hpp lists its interfaces.
 namespace cafmq::actors {
 
 /// Fills in defaults (node name), checks `cfg`, migrates when cfg.migrate

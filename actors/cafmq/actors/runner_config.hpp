@@ -24,15 +24,19 @@ namespace cafmq::actors {
 /// one that has not answered after the runner's `handler_grace` is killed
 /// and the attempt ends with that reason.
 struct actor_task_definition {
+  /// Makes the behavior of one attempt's handler actor from its self pointer.
   using behavior_fn
     = std::function<handler_actor::behavior_type(handler_actor::pointer)>;
+  /// The task's name; not also defined in `runner_config::tasks`.
   std::string name;
   /// Makes the behavior of one attempt's handler actor.
   behavior_fn behavior;
+  /// Options every spawn of this task starts from.
   task_options defaults;
   /// Overrides the runner's filter for this task when set.
   failure_filter is_failure = nullptr;
 
+  /// A builder for one task of this definition, with its defaults applied.
   spawn_builder builder() const {
     return spawn_builder{name, defaults};
   }
@@ -48,7 +52,7 @@ enum class database_loss_policy {
 };
 
 /// Everything one runtime instance needs; read from config/cafmq.ini and the
-/// command line by `load_config`, or filled in by the embedding program.
+/// command line by `config::runner`, or filled in by the embedding program.
 struct runner_config {
   /// PostgreSQL URL (libpq URI or key=value string).
   std::string database_url;
@@ -85,6 +89,7 @@ struct runner_config {
   std::chrono::milliseconds prefetch_window{100};
   /// Lease of each attempt; renewed every keep_alive_interval while it runs.
   std::chrono::milliseconds lease = std::chrono::seconds{30};
+  /// How often the leases of held attempts are renewed; shorter than `lease`.
   std::chrono::milliseconds keep_alive_interval = std::chrono::seconds{10};
   /// Longest sleep between claims when nothing is scheduled sooner.
   std::chrono::milliseconds max_poll_wait = std::chrono::seconds{5};
@@ -104,6 +109,7 @@ struct runner_config {
   /// Worker processes started for the tasks marked `isolated`, and the
   /// attempts each runs at once (see cafmq/actors/isolation.hpp).
   int worker_processes = 1;
+  /// Attempts each worker process runs at once; at least 1.
   int worker_process_capacity = 4;
   /// The program a worker process runs, with its arguments; empty: this
   /// program again, with the arguments it was started with.
@@ -114,6 +120,7 @@ struct runner_config {
   /// Finished tasks are kept this long (for status and watch), then pruned
   /// in batches of prune_batch by one runner at a time.
   std::chrono::milliseconds retention = std::chrono::hours{24};
+  /// Finished tasks pruned per statement.
   int prune_batch = 1000;
   /// How often maintenance (pruning, expiring reservations) runs.
   std::chrono::milliseconds maintenance_interval = std::chrono::seconds{60};
@@ -146,6 +153,7 @@ struct runner_config {
   /// Restart intensity: more than `max_restarts` restarts of the runtime's
   /// actors within `restart_period` stop the runtime gracefully.
   int max_restarts = 5;
+  /// The window of `max_restarts`.
   std::chrono::milliseconds restart_period = std::chrono::seconds{60};
   /// What happens when the database connection is lost. At start, under
   /// `reconnect`, a database that cannot be reached is tried again with a
@@ -153,9 +161,11 @@ struct runner_config {
   /// `start_timeout`, and the runner's start waits; under `shutdown` the
   /// start fails at once.
   database_loss_policy on_database_loss = database_loss_policy::reconnect;
+  /// How long a start under `reconnect` waits for an unreachable database.
   std::chrono::milliseconds start_timeout = std::chrono::seconds{60};
   /// Where log records go (default: stderr), and from which level.
   log_sink log = nullptr;
+  /// Records below this level are dropped.
   log_level min_log_level = log_level::info;
   /// Publishing the control interface to other nodes; off by default.
   node_options publish;

@@ -29,6 +29,7 @@
 
 namespace cafmq::actors {
 
+/// What a worker node runs and how (see the top of this header).
 struct worker_config {
   /// The worker's name in the runner's logs and errors; host:pid when empty.
   std::string node;
@@ -42,7 +43,9 @@ struct worker_config {
   failure_filter is_failure = nullptr;
   /// Set when the runner started this process (process isolation).
   std::int64_t pid = 0;
+  /// Where log records go; empty: stderr.
   log_sink log = nullptr;
+  /// Records below this level are dropped.
   log_level min_log_level = log_level::info;
 };
 
