@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // cafmq-bench: measures cafmq the way shared/bench/peers measures
 // graphile-worker and pg-boss: N no-op tasks with payload {"i": i}, an empty
 // handler, median of REPS repetitions, each in a fresh database.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Side-by-side report for bench/side_by_side.sh: reads every .jsonl file of one
 // results directory and prints (a) the peers' tables (their own report.mjs),
 // (b) the cafmq table (median [min–max] per mode over repetitions) and (c) the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The latency of a node's event stream: from the runtime seeing an event
 // (task_event::at, when a channel actor hands an attempt to a handler or
 // learns its outcome is written) to a subscriber in another process

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reproduces the benchmark table: builds cafmq-bench, restarts the private
 # PostgreSQL with default durability (fsync and synchronous_commit on), and
 # runs every part (median of 3). Arguments go to cafmq-bench, e.g.

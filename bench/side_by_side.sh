@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Side by side with the peers: runs the peers' benchmark scripts
 # (shared/bench/peers: graphile-worker, pg-boss, pgbench references) and
 # cafmq-bench against the same PostgreSQL cluster in one session, then prints

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Generates a C++ header that embeds the SQL files of sql/ at build time.
 # Inputs: SQL_DIR, OUTPUT. Migrations become cafmq::sql::migrations (ordered by
 # their number), each with the SHA-256 of its file (what `sha256sum` prints),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A CAF application that embeds the runtime in its own actor system and
 // runs a task whose handler is an actor. The handler crashes (throws) in its
 // first attempt; the runtime, which monitors it, records the failure and

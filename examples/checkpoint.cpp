@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A long task that checkpoints its progress: it processes ten chunks, saving
 // the next chunk after each. Its first attempt crashes halfway; the retry
 // resumes from the checkpoint instead of starting over.

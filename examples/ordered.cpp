@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An ordered channel: each customer's order steps run strictly one after
 // another in spawn order, while different customers (channel args) run in
 // parallel.

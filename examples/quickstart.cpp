@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The seed README's example, end to end: a task defined for channel "foo"
 // greets whoever its JSON payload names; it is spawned with a channel
 // override ("bar") and run by a runner. Options come from config/cafmq.ini

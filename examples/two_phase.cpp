@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A two-phase reservation: reserve a place in an ordered channel now, do
 // other work, commit later. Until the commit, the reservation holds back the
 // tasks behind it; once committed it runs first. A reservation that is never

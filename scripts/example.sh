@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build the project, start the private PostgreSQL and run one example:
 #   scripts/example.sh NAME [ARGS...]   (NAME: quickstart, ordered, checkpoint,
 #                                        two_phase, actor_handler, nodes)

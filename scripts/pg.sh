@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Private, project-local PostgreSQL 15 cluster in .pg/: scripts/pg.sh start|stop|status|url|env|destroy
 set -euo pipefail
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The schema that the migrations build, in one file: sql/schema.sql. Migrations are the history,
 # the snapshot is the picture; tests/db/schema.cpp checks that the two agree.
 #

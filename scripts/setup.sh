@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install the Debian packages this project needs (idempotent; fast when everything is present).
 set -euo pipefail
 
 PACKAGES=(build-essential cmake pkg-config libcaf-dev libpqxx-dev nlohmann-json3-dev
           postgresql-15 postgresql-client-15 clang-format
-          libssl-dev openssl pgbouncer postgresql-15-auto-failover)
+          libssl-dev openssl pgbouncer postgresql-15-auto-failover doxygen)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Project test command: install deps, build with -Werror, start the private PostgreSQL, run ctest (extra args go to ctest).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

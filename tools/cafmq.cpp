@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // cafmq: command-line tool for the queue's database.
 //
 //   cafmq [--database-url=URL] migrate        apply the migrations
+//   cafmq --version                           library and schema version
 //   cafmq [--database-url=URL] version        schema versions (db / binary)
 //   cafmq [--database-url=URL] status ID      one task's state
 //   cafmq [--database-url=URL] cancel ID      cancel a task
@@ -32,6 +34,7 @@
 #include "cafmq/connection_options.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
+#include "cafmq/version.hpp"
 #include "node_command.hpp"
 
 namespace {
@@ -128,6 +131,13 @@ int run(pqxx::connection_base& conn, const std::string& url,
 } // namespace
 
 int main(int argc, char** argv) {
+  // The library (cafmq::version(), which a shared library may have moved
+  // past the headers) and the schema version this binary migrates to.
+  if (argc == 2 && std::string_view{argv[1]} == "--version") {
+    std::cout << "cafmq " << cafmq::version() << " (schema "
+              << cafmq::latest_schema_version() << ")\n";
+    return 0;
+  }
   if (argc >= 2 && std::string_view{argv[1]} == "node")
     return cafmq::cli::node_command(argc - 2, argv + 2);
   config cfg;

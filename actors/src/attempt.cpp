@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "attempt.hpp"
 
 #include <caf/all.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // How much the dispatcher claims: up to max_concurrency (plus the capacity

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Threads for handlers that may block. Jobs wait in one shared queue; a

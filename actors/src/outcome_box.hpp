@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Outcomes of attempts that ran on executor threads, waiting for the actor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/protocol.hpp"
 
 #include <caf/actor_system_config.hpp>

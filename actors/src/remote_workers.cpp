@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The pool's joined workers: placing attempts of names that only workers
 // run, their waiting lists, joins and losses (see pool.hpp).
 

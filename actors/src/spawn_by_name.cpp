@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "spawn_by_name.hpp"
 
 #include <caf/send.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // A spawn sent by name (spawn_request, from another node or the CLI) made

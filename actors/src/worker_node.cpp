@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include <caf/all.hpp>
 
 #include "cafmq/actors/node.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/worker_port.hpp"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "worker_processes.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The client node of the three-process example: a CAF application with no
 // database access and no handlers. Through the runner node's typed handle
 // it spawns a greeting and watches it to its end, spawns a long job, waits

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The three-process example: a runner node that owns the database, a worker
 # node that runs the handlers, a client node that spawns, watches and
 # cancels through the runner. `bash scripts/example.sh nodes` builds the

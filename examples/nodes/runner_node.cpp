@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The runner node of the three-process example (examples/nodes/run.sh
 // starts all three): it owns the database and runs no handler itself. It
 // knows the example's task definitions (so it spawns them by name and

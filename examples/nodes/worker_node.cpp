@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The worker node of the three-process example: no database access. It
 // joins the runner node and runs the handlers of tasks.hpp, at most four at
 // once, until the runner lets it go.

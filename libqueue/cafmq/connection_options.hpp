@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Bounds on every connection cafmq opens, so that nothing waits forever on a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/current_task.hpp"
 
 #include <pqxx/pqxx>

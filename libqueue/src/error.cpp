@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/error.hpp"
 
 #include <caf/make_message.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/queue_connection.hpp"
 
 #include <pqxx/pqxx>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Helpers for passing values to the SQL functions (private to libqueue).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // The queue's statements, run in a given transaction. They throw libpqxx

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 SELECT id, name, channel_name, channel_args, attempt, max_attempts, ordered,
        extract(epoch FROM timeout) * 1e6 AS timeout_us,
        extract(epoch FROM deadline - now()) * 1e6 AS deadline_in_us,

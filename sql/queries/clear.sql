@@ -1,1 +1,2 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 SELECT cafmq.clear($1::text[])

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 SET LOCAL client_min_messages = warning;
 CREATE SCHEMA IF NOT EXISTS cafmq;
 CREATE TABLE IF NOT EXISTS cafmq.schema_version (

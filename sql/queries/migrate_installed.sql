@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 SELECT to_regclass('cafmq.schema_version') IS NOT NULL,
        EXISTS (SELECT 1 FROM pg_attribute a
                 WHERE a.attrelid = to_regclass('cafmq.schema_version')

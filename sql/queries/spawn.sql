@@ -1,1 +1,2 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 SELECT id, created FROM cafmq.spawn($1::json)

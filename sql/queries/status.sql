@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-3-Clause
 SELECT state::text, name, channel_name, channel_args, attempt, max_attempts,
        last_error, cancel_requested, node,
        extract(epoch FROM created_at) * 1e6 AS created_us,

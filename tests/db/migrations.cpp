@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #define CAF_SUITE migrations
 #include <caf/test/unit_test.hpp>
 

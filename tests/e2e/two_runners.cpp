@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #define CAF_SUITE two_runners
 #include <caf/test/unit_test.hpp>
 

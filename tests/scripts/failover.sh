@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Primary failover under load, with Debian's pg_auto_failover: a monitor, a
 # primary and a synchronous secondary on this machine. Two runners drain
 # 4,000 tasks through a multi-host URL with target_session_attrs=read-write;

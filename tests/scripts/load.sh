@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the script tests that drain under a fault: spawn `n` tasks for
 # cafmq-e2e-runner's "record" handler, start runners, wait for them, check
 # the ledger. Needs `sql` (psql on the test database), `fail`, and `pids`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/pg.sh on a throw-away copy of the project (its own cluster, port and socket
 # directory): with CAFMQ_DATABASE_URL set to the cluster's own URL, as `pg.sh env` prints
 # it, `stop; start` brings the database back; a URL of another database leaves it alone.

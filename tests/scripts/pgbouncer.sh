@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A runner behind PgBouncer in transaction mode, where LISTEN holds no server
 # connection and notifications are dropped. With listen-url pointing at
 # PostgreSQL directly, pickup stays fast (p50 within 50 ms); without it the

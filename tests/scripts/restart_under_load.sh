@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # PostgreSQL restarts while two runners drain 6,000 tasks: the runners
 # reconnect and finish, and the ledger (written in each completing
 # transaction) holds every task exactly once. On a throw-away cluster (a

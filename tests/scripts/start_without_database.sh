@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A runner started while its database is down waits for it, trying again with
 # a backoff and logging each try, and runs the tasks once the database is up.
 # On a throw-away cluster (a copy of scripts/pg.sh in a temporary directory).

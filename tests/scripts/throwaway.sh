@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the script tests: a throw-away copy of scripts/pg.sh in $tmp
 # (its own cluster, port and socket directory), `pg` to run it, and
 # `on_exit` hooks that run before the cluster is destroyed and $tmp removed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A runner with isolated tasks for the process isolation e2e test. Its
 // worker processes are this program again (serve_worker_process at the top
 // of main). Every handler appends "ID ATTEMPT PID WHAT" to DIR/ledger (one

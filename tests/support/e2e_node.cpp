@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A runner node for the e2e tests: publishes its control interface on a
 // free port of 127.0.0.1, prints "PORT <port> PID <pid>" on stdout, and
 // runs until a peer stops it (then prints "STOPPED completed N"). Its tasks:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pickup latency through a connection pooler (tests/scripts/pgbouncer.sh):
 // migrates through DIRECT_URL, starts a runner whose work goes through
 // WORK_URL (and whose listening connection uses LISTEN_URL, if given), then

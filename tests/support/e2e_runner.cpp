@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A runner process for the e2e tests. It runs the task "record", which
 // writes (id, attempt, node, channel, payload, start, end) into e2e_runs in
 // the same transaction that completes the attempt, and "wait_cancel", which

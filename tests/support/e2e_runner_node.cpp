@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A runner node for the remote worker e2e tests: it owns the database,
 // runs no handler (it declares the workers' tasks as remote_tasks) and
 // publishes its control interface on a free port of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A worker node process for the e2e tests: no database access; it joins
 // the runner node at HOST:PORT and runs "remote_record", which appends
 // "id attempt node" to DIR/NODE.ledger before it returns (one write with

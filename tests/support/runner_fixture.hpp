@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // A db_fixture for tests that run a runner in this process (e2e runtime,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // A stand-in database actor and a deterministic fixture for runtime tests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Stand-ins for the peers of one actor, for testing that actor on its own

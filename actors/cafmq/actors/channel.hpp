@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // A channel actor owns every attempt of one (channel_name, channel_args) in

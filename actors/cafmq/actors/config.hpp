@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Runtime options in CAF's config conventions: group "cafmq" in an INI file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Process isolation: the handlers of tasks marked `isolated` run in worker

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // The runtime's log: a line is a sentence plus key=value fields, at a level.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Maintenance: every maintenance_interval it removes expired two-phase

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // The message types of the runtime's protocol (see protocol.hpp), each with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Publishing a runtime to other CAF nodes, and connecting to one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Blocking calls on a connected node (see connect_node in node.hpp), for

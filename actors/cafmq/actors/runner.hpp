@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
 // Starting a runtime: embedded in a CAF application's own actor_system

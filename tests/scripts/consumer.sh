@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# A user's project on cafmq (tests/consumer/), built and run three ways:
+#   install       against `cmake --install` into a prefix (CMake package and
+#                 pkg-config files, and the installed tool)
+#   deb           against the Debian package (cpack -G DEB, dpkg -i, removed
+#                 at the end)
+#   subdirectory  through add_subdirectory of the source tree
+# usage: consumer.sh BUILD_DIR [MODE...]  (default: all three)
+# Needs CAFMQ_DATABASE_URL; each consumer spawns a task and runs it there.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+BUILD=$(cd "$1" && pwd -P)
+shift
+MODES=("$@")
+((${#MODES[@]})) || MODES=(install deb subdirectory)
+: "${CAFMQ_DATABASE_URL:?consumer.sh: set CAFMQ_DATABASE_URL}"
+
+WORK=$(mktemp -d /tmp/cafmq-consumer.XXXXXX)
+deb_installed=0
+cleanup() {
+  if ((deb_installed)); then
+    dpkg -r cafmq >/dev/null || echo "consumer.sh: dpkg -r cafmq failed" >&2
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+die() { echo "consumer.sh: FAIL: $*" >&2; exit 1; }
+step() { echo "consumer.sh: $*"; }
+VERSION=$(sed -n 's/^project(cafmq VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+[[ -n $VERSION ]] || die "no version in CMakeLists.txt"
+
+# Builds tests/consumer in $1 with the extra cmake arguments, runs it and
+# checks that its task ran.
+build_and_run() {
+  local dir=$1; shift
+  cmake -S "$ROOT/tests/consumer" -B "$dir" -DCMAKE_BUILD_TYPE=Debug \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g0" "$@" >"$dir.configure.log" 2>&1 \
+    || { cat "$dir.configure.log"; die "configure failed ($*)"; }
+  grep -h 'cafmq .* from' "$dir.configure.log" || true
+  cmake --build "$dir" -j2 >"$dir.build.log" 2>&1 \
+    || { tail -40 "$dir.build.log"; die "build failed ($*)"; }
+  run_consumer "$dir/consumer"
+}
+
+run_consumer() {
+  local out
+  out=$("$1") || die "$1 exited $?"
+  [[ $out == "Hello, consumer! (cafmq $VERSION, task "* ]] \
+    || die "$1 printed: $out"
+  step "$1: $out"
+}
+
+# The tool prints the library's and the schema's version.
+check_tool() {
+  local out
+  out=$("$1" --version) || die "$1 --version exited $?"
+  [[ $out =~ ^cafmq\ $VERSION\ \(schema\ [0-9]+\)$ ]] \
+    || die "$1 --version printed: $out"
+  step "$1 --version: $out"
+}
+
+for mode in "${MODES[@]}"; do
+  case $mode in
+  install)
+    step "cmake --install into $WORK/prefix"
+    cmake --install "$BUILD" --prefix "$WORK/prefix" >"$WORK/install.log" \
+      || die "cmake --install failed"
+    for f in include/cafmq/version.hpp include/cafmq/actors/runner.hpp \
+             share/cafmq/sql/migrations/0001_schema.sql share/cafmq/cafmq.ini \
+             bin/cafmq; do
+      [[ -e $WORK/prefix/$f ]] || die "not installed: $f"
+    done
+    # Private headers stay out of the installed tree.
+    if find "$WORK/prefix/include" -path '*src*' | grep -q .; then
+      die "private headers installed"
+    fi
+    check_tool "$WORK/prefix/bin/cafmq"
+    build_and_run "$WORK/install" "-DCMAKE_PREFIX_PATH=$WORK/prefix"
+    # The same program through pkg-config.
+    pcdir=$(dirname "$(find "$WORK/prefix" -name cafmq-actors.pc)")
+    libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir cafmq-actors)
+    # shellcheck disable=SC2046
+    g++ -std=c++17 -O0 -o "$WORK/consumer-pc" "$ROOT/tests/consumer/main.cpp" \
+      $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs cafmq-actors) \
+      "-Wl,-rpath,$libdir" || die "pkg-config build failed"
+    [[ $(PKG_CONFIG_PATH=$pcdir pkg-config --modversion cafmq-actors) == "$VERSION" ]] \
+      || die "pkg-config version"
+    run_consumer "$WORK/consumer-pc"
+    ;;
+  deb)
+    [[ $EUID -eq 0 ]] || die "installing the .deb needs root"
+    if dpkg-query -W cafmq >/dev/null 2>&1; then
+      die "a cafmq package is installed already; remove it first (dpkg -r cafmq)"
+    fi
+    step "cpack -G DEB"
+    (cd "$BUILD" && cpack -G DEB -B "$WORK/deb" >"$WORK/cpack.log" 2>&1) \
+      || { cat "$WORK/cpack.log"; die "cpack failed"; }
+    deb=$(ls "$WORK"/deb/cafmq_*.deb)
+    dpkg-deb -f "$deb" Depends
+    dpkg -i "$deb" >/dev/null || die "dpkg -i $deb failed"
+    deb_installed=1
+    contents=$(dpkg -L cafmq)
+    for f in /usr/include/cafmq/actors/runner.hpp /usr/include/cafmq/version.hpp \
+             /usr/bin/cafmq /usr/share/cafmq/sql/migrations/0001_schema.sql \
+             /usr/lib/cmake/cafmq/cafmqConfig.cmake; do
+      grep -qx "$f" <<<"$contents" || die "the package lacks $f"
+    done
+    grep -q '/usr/lib/libcafmq_actors.so' <<<"$contents" \
+      || die "the package lacks libcafmq_actors.so"
+    check_tool /usr/bin/cafmq
+    build_and_run "$WORK/deb-consumer"
+    dpkg -r cafmq >/dev/null
+    deb_installed=0
+    ;;
+  subdirectory)
+    step "add_subdirectory($ROOT)"
+    build_and_run "$WORK/subdirectory" "-DCAFMQ_SOURCE_DIR=$ROOT"
+    # Only the libraries were built: no tests, examples or bench.
+    if find "$WORK/subdirectory" -name 'cafmq-*-tests' -o -name 'cafmq-bench' \
+       -o -name 'cafmq-quickstart' | grep -q .; then
+      die "add_subdirectory built tests, examples or the bench"
+    fi
+    ;;
+  *) die "unknown mode $mode" ;;
+  esac
+done
+step "ok: ${MODES[*]}"
