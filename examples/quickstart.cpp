@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The seed README's example, end to end: a task defined for channel "foo"
 // greets whoever its JSON payload names; it is spawned with a channel
-// override ("bar") and run by a runner. Options come from config/cafmq.ini
-// and the command line (--cafmq.database-url=URL, ...); the database
-// defaults to CAFMQ_DATABASE_URL.
+// override ("bar") and run by a runner. Options come from cafmq.ini (found
+// next to the program in the build tree, or in share/cafmq when installed;
+// see cafmq::actors::config::default_config_file) and the command line
+// (--cafmq.database-url=URL, ...); the database defaults to
+// CAFMQ_DATABASE_URL.
 
 #include <cstdlib>
 #include <future>
@@ -44,7 +46,7 @@ int fail(const caf::error& err) {
 
 int main(int argc, char** argv) {
   cafmq::actors::config options;
-  if (auto err = options.parse(argc, argv, CAFMQ_CONFIG_FILE)) {
+  if (auto err = options.parse(argc, argv)) {
     std::cerr << "quickstart: " << caf::to_string(err) << '\n';
     return 2;
   }
@@ -57,7 +59,8 @@ int main(int argc, char** argv) {
     = cafmq::registry::make({{"example_task", example_task, defaults}});
   if (!tasks)
     return fail(tasks.error());
-  // A runner on the database; config/cafmq.ini keeps 10 to 20 tasks in flight.
+  // A runner on the database, with the options of cafmq.ini (--help lists
+  // them with their defaults).
   auto checked
     = options.runner(std::make_shared<cafmq::registry>(std::move(*tasks)));
   if (!checked)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Project test command: install deps, build with -Werror, start the private PostgreSQL, run ctest (extra args go to ctest).
+# Project test command: install deps, build with -Werror (and the API docs with
+# Doxygen, warnings as errors), start the private PostgreSQL, run ctest (extra
+# args go to ctest).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -10,7 +12,8 @@ bash scripts/setup.sh
 # Line tables only (-g1): file:line in backtraces, a third less compile time
 # than full debug info.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAFMQ_WERROR=ON \
-  -DCAFMQ_BUILD_ACTOR_TESTS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+  -DCAFMQ_BUILD_ACTOR_TESTS=OFF -DCAFMQ_BUILD_DOCS=ON \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 cmake --build build -j2
 
 # AddressSanitizer over the suites that need no database (unit and

@@ -2,6 +2,11 @@
 #include "cafmq/actors/config.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
 
 #include <caf/config_value.hpp>
 #include <caf/settings.hpp>
@@ -10,81 +15,226 @@
 
 namespace cafmq::actors {
 
+std::string to_string(database_loss_policy x) {
+  return x == database_loss_policy::shutdown ? "shutdown" : "reconnect";
+}
+
+namespace {
+
+// Renders a default the way the INI file writes it.
+std::string render_default(caf::timespan x) {
+  using namespace std::chrono;
+  auto ns = x.count();
+  if (ns == 0)
+    return "0s";
+  if (ns % duration_cast<nanoseconds>(hours{1}).count() == 0)
+    return std::to_string(duration_cast<hours>(x).count()) + "h";
+  if (ns % duration_cast<nanoseconds>(minutes{1}).count() == 0)
+    return std::to_string(duration_cast<minutes>(x).count()) + "min";
+  if (ns % duration_cast<nanoseconds>(seconds{1}).count() == 0)
+    return std::to_string(duration_cast<seconds>(x).count()) + "s";
+  if (ns % duration_cast<nanoseconds>(milliseconds{1}).count() == 0)
+    return std::to_string(duration_cast<milliseconds>(x).count()) + "ms";
+  return std::to_string(ns) + "ns";
+}
+
+std::string render_default(int x) {
+  return std::to_string(x);
+}
+
+std::string render_default(bool x) {
+  return x ? "true" : "false";
+}
+
+std::string render_default(const std::string& x) {
+  return '"' + x + '"';
+}
+
+std::string render_default(const std::vector<std::string>& xs) {
+  std::string result = "[";
+  for (auto& x : xs) {
+    if (result.size() > 1)
+      result += ", ";
+    result += render_default(x);
+  }
+  return result + "]";
+}
+
+// An option's description with its default, for --help.
+template <class T>
+std::string with_default(caf::string_view description, const T& value) {
+  std::string result{description.begin(), description.end()};
+  return result + " (default: " + render_default(value) + ")";
+}
+
+} // namespace
+
+const runner_config& config::defaults() {
+  static const runner_config instance;
+  return instance;
+}
+
 config::config() {
   cafmq::actors::add_message_types(*this);
   opt_group{custom_options_, "cafmq"}
     .add(database_url, "database-url",
-         "PostgreSQL URL (default: CAFMQ_DATABASE_URL)")
+         with_default("PostgreSQL URL; empty: CAFMQ_DATABASE_URL", database_url))
     .add(listen_url, "listen-url",
-         "PostgreSQL URL of the listening connection (default: database-url;"
-         " behind a pooler in transaction mode: a direct one)")
-    .add(node, "node", "runner name in task rows (default: host:pid)")
-    .add(channels, "channels", "channel names to serve (default: all)")
-    .add(min_concurrency, "min-concurrency", "claim below this many running")
-    .add(max_concurrency, "max-concurrency", "at most this many running")
+         with_default("PostgreSQL URL of the listening connection; empty: "
+                      "database-url (behind a pooler in transaction mode: "
+                      "a direct one)",
+                      listen_url))
+    .add(node, "node",
+         with_default("runner name in task rows; empty: host:pid", node))
+    .add(channels, "channels",
+         with_default("channel names to serve; empty: all", channels))
+    .add(min_concurrency, "min-concurrency",
+         with_default("claim below this many running", min_concurrency))
+    .add(max_concurrency, "max-concurrency",
+         with_default("at most this many running", max_concurrency))
     .add(prefetch, "prefetch",
-         "claimed attempts held beyond max-concurrency (claim ahead)")
+         with_default("claimed attempts held beyond max-concurrency (claim ahead)", prefetch))
     .add(prefetch_window, "prefetch-window",
-         "hold ahead what the runner finishes in this long (0: prefetch)")
-    .add(lease, "lease", "lease of each attempt")
+         with_default("hold ahead what the runner finishes in this long (0: prefetch)", prefetch_window))
+    .add(lease, "lease",
+         with_default("lease of each attempt", lease))
     .add(keep_alive_interval, "keep-alive-interval",
-         "how often leases are renewed")
-    .add(max_poll_wait, "max-poll-wait", "longest sleep between claims")
+         with_default("how often leases are renewed", keep_alive_interval))
+    .add(max_poll_wait, "max-poll-wait",
+         with_default("longest sleep between claims", max_poll_wait))
     .add(shutdown_timeout, "shutdown-timeout",
-         "how long a stop waits for running handlers")
-    .add(migrate, "migrate", "apply migrations at start")
-    .add(retention, "retention", "how long finished tasks are kept")
+         with_default("how long a stop waits for running handlers", shutdown_timeout))
+    .add(migrate, "migrate",
+         with_default("apply migrations at start", migrate))
+    .add(retention, "retention",
+         with_default("how long finished tasks are kept", retention))
     .add(maintenance_interval, "maintenance-interval",
-         "how often finished tasks are pruned")
+         with_default("how often finished tasks are pruned", maintenance_interval))
     .add(channel_concurrency, "channel-concurrency",
-         "at most this many running per channel (0: no limit)")
-    .add(prune_batch, "prune-batch", "finished tasks pruned per statement")
+         with_default("at most this many running per channel (0: no limit)", channel_concurrency))
+    .add(prune_batch, "prune-batch",
+         with_default("finished tasks pruned per statement", prune_batch))
     .add(channel_idle_timeout, "channel-idle-timeout",
-         "an idle channel actor retires after this long")
+         with_default("an idle channel actor retires after this long", channel_idle_timeout))
     .add(request_timeout, "request-timeout",
-         "bound of every request and database call (a longer call's "
-         "connection is dropped and rebuilt)")
+         with_default("bound of every request and database call (a longer call's "
+         "connection is dropped and rebuilt)", request_timeout))
     .add(statement_timeout, "statement-timeout",
-         "server-side bound of every statement (0: none)")
+         with_default("server-side bound of every statement (0: none)", statement_timeout))
     .add(idle_in_transaction_timeout, "idle-in-transaction-timeout",
-         "server-side bound of an idle transaction (0: none)")
+         with_default("server-side bound of an idle transaction (0: none)", idle_in_transaction_timeout))
+    .add(keepalives, "keepalives",
+         with_default("TCP keepalives on every connection", keepalives))
+    .add(tcp_user_timeout, "tcp-user-timeout",
+         with_default("TCP: unacknowledged data for this long drops the connection (0: "
+         "the kernel's)", tcp_user_timeout))
+    .add(connect_timeout, "connect-timeout",
+         with_default("bound of each connection attempt", connect_timeout))
+    .add(application_name, "application-name",
+         with_default("application_name of every connection (pg_stat_activity)", application_name))
     .add(send_session_settings, "send-session-settings",
-         "send the two timeouts in the startup packet (false: SET after "
-         "connecting, for PgBouncer)")
+         with_default("send the two timeouts in the startup packet (false: SET after "
+         "connecting, for PgBouncer)", send_session_settings))
     .add(keepalives_idle, "keepalives-idle",
-         "TCP keepalive: idle time before the first probe")
+         with_default("TCP keepalive: idle time before the first probe", keepalives_idle))
     .add(keepalives_interval, "keepalives-interval",
-         "TCP keepalive: time between probes")
+         with_default("TCP keepalive: time between probes", keepalives_interval))
     .add(keepalives_count, "keepalives-count",
-         "TCP keepalive: probes before the connection is dead")
+         with_default("TCP keepalive: probes before the connection is dead", keepalives_count))
     .add(handler_grace, "handler-grace",
-         "a handler actor ignoring its cancel is killed after this long")
+         with_default("a handler actor ignoring its cancel is killed after this long", handler_grace))
     .add(max_lost_attempts, "max-lost-attempts",
-         "a task whose attempts were lost this many times in a row fails "
-         "(0: no limit)")
+         with_default("a task whose attempts were lost this many times in a row fails "
+         "(0: no limit)", max_lost_attempts))
     .add(takeover_interval, "takeover-interval",
-         "how often dead runners' tasks are looked for and handed back "
-         "(0: never)")
+         with_default("how often dead runners' tasks are looked for and handed back "
+         "(0: never)", takeover_interval))
     .add(fallback_poll_interval, "fallback-poll-interval",
-         "claim at least this often when notifications do not arrive")
+         with_default("claim at least this often when notifications do not arrive", fallback_poll_interval))
     .add(worker_processes, "worker-processes",
-         "worker processes started for the isolated tasks")
+         with_default("worker processes started for the isolated tasks", worker_processes))
     .add(worker_process_capacity, "worker-process-capacity",
-         "attempts each worker process runs at once")
+         with_default("attempts each worker process runs at once", worker_process_capacity))
+    .add(worker_command, "worker-command",
+         with_default("program and arguments of a worker process; empty: this "
+         "program again", worker_command))
     .add(max_restarts, "max-restarts",
-         "restarts of the runtime's actors allowed within restart-period")
-    .add(restart_period, "restart-period", "window of max-restarts")
+         with_default("restarts of the runtime's actors allowed within restart-period", max_restarts))
+    .add(restart_period, "restart-period",
+         with_default("window of max-restarts", restart_period))
     .add(on_database_loss, "on-database-loss",
-         "reconnect (default) or shutdown")
+         with_default("reconnect (default) or shutdown", on_database_loss))
     .add(start_timeout, "start-timeout",
-         "how long a start waits for an unreachable database (reconnect)")
-    .add(log_level_name, "log-level", "debug, info, warning or error");
+         with_default("how long a start waits for an unreachable database (reconnect)", start_timeout))
+    .add(log_level_name, "log-level",
+         with_default("debug, info, warning or error", log_level_name));
   opt_group{custom_options_, "cafmq.publish"}
-    .add(node_host, "host", "address to publish the control interface on")
+    .add(node_host, "host",
+         with_default("address to publish the control interface on", node_host))
     .add(node_port, "port",
-         "port to publish on (-1: not published, 0: any free port)")
+         with_default("port to publish on (-1: not published, 0: any free port)", node_port))
     .add(node_secret, "secret",
-         "shared secret a peer must prove (required without TLS)");
+         with_default("shared secret a peer must prove (required without TLS)", node_secret));
+}
+
+caf::error config::parse(int argc, char** argv, const char* ini_file) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg{argv[i]};
+    if (arg == "-h" || arg == "-?" || arg == "--help") {
+      std::cout << help_text(argc > 0 ? argv[0] : "PROGRAM");
+      cli_helptext_printed = true;
+      return caf::none;
+    }
+  }
+  auto file = ini_file != nullptr ? std::string{ini_file}
+                                  : default_config_file();
+  return caf::actor_system_config::parse(argc, argv, file.c_str());
+}
+
+std::string config::help_text(const std::string& program) const {
+  std::ostringstream out;
+  out << "usage: " << program << " [--OPTION=VALUE ...]\n\n"
+      << "Options are read from the config file (INI groups [cafmq] and\n"
+      << "[cafmq.publish]; default " << default_config_file() << ")\n"
+      << "and from the command line, which wins. TLS files of a published\n"
+      << "node are CAF's openssl.* options. --long-help lists CAF's own.\n";
+  for (auto group : {"global", "cafmq", "cafmq.publish"}) {
+    out << '\n' << group << " options:\n";
+    for (auto& opt : custom_options_) {
+      if (opt.category() != caf::string_view{group})
+        continue;
+      std::string flag = "  --";
+      if (opt.category() != caf::string_view{"global"})
+        flag += std::string{opt.category().begin(), opt.category().end()}
+                + ".";
+      flag += std::string{opt.long_name().begin(), opt.long_name().end()};
+      flag += "=<" + opt.type_name() + ">";
+      out << flag;
+      if (flag.size() < 40)
+        out << std::string(40 - flag.size(), ' ');
+      else
+        out << "\n" << std::string(40, ' ');
+      out << ' ' << opt.description() << '\n';
+    }
+  }
+  return out.str();
+}
+
+std::string config::default_config_file() {
+  if (auto env = std::getenv("CAFMQ_CONFIG"); env != nullptr && *env != 0)
+    return env;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto dir = exe.parent_path();
+    // Next to the program in the build tree; share/cafmq when installed.
+    for (auto candidate : {dir / "cafmq.ini",
+                           dir / ".." / "share" / "cafmq" / "cafmq.ini"})
+      if (fs::is_regular_file(candidate, ec))
+        return candidate.lexically_normal().string();
+  }
+  return "cafmq.ini";
 }
 
 caf::expected<runner_config>
@@ -155,6 +305,13 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     = std::chrono::duration_cast<std::chrono::seconds>(keepalives_interval);
   result.connection.keepalives_count = keepalives_count;
   result.connection.send_session_settings = send_session_settings;
+  result.connection.keepalives = keepalives;
+  result.connection.tcp_user_timeout
+    = duration_cast<milliseconds>(tcp_user_timeout);
+  result.connection.connect_timeout
+    = std::chrono::duration_cast<std::chrono::seconds>(connect_timeout);
+  result.connection.application_name = application_name;
+  result.worker_command = worker_command;
   result.max_lost_attempts = max_lost_attempts;
   result.takeover_interval = duration_cast<milliseconds>(takeover_interval);
   result.fallback_poll_interval

@@ -27,6 +27,28 @@ public:
   /// Declares the options and registers the runtime's message types.
   config();
 
+  /// The defaults of every option: those of `runner_config` (and of its
+  /// `connection_options`), the one place they are written down.
+  static const runner_config& defaults();
+
+  using caf::actor_system_config::parse;
+
+  /// Reads the config file and then the command line (which wins): the file
+  /// is `ini_file`, or default_config_file() when null, or --config-file.
+  /// With -h, -? or --help it prints help_text() to stdout, sets
+  /// `cli_helptext_printed` and reads nothing.
+  caf::error parse(int argc, char** argv, const char* ini_file = nullptr);
+
+  /// What --help prints: CAF's global options and cafmq's, each with its
+  /// default.
+  std::string help_text(const std::string& program) const;
+
+  /// The config file read when a program names none: $CAFMQ_CONFIG; else
+  /// cafmq.ini next to the program (the build tree's examples) or in
+  /// ../share/cafmq/ (an installed tree); else cafmq.ini in the working
+  /// directory (CAF ignores a missing file).
+  static std::string default_config_file();
+
   /// The runner options; the database URL falls back to CAFMQ_DATABASE_URL.
   /// `errc::invalid_argument` for an option with a value it cannot take.
   caf::expected<runner_config>
@@ -41,79 +63,89 @@ public:
   /// cafmq.channels; empty: all channels.
   std::vector<std::string> channels;
   /// cafmq.min-concurrency.
-  int min_concurrency = 16;
+  int min_concurrency = defaults().min_concurrency;
   /// cafmq.max-concurrency.
-  int max_concurrency = 32;
+  int max_concurrency = defaults().max_concurrency;
   /// cafmq.prefetch.
-  int prefetch = 2048;
+  int prefetch = defaults().prefetch;
   /// cafmq.prefetch-window.
-  caf::timespan prefetch_window = std::chrono::milliseconds{100};
+  caf::timespan prefetch_window = defaults().prefetch_window;
   /// cafmq.lease.
-  caf::timespan lease = std::chrono::seconds{30};
+  caf::timespan lease = defaults().lease;
   /// cafmq.keep-alive-interval.
-  caf::timespan keep_alive_interval = std::chrono::seconds{10};
+  caf::timespan keep_alive_interval = defaults().keep_alive_interval;
   /// cafmq.max-poll-wait.
-  caf::timespan max_poll_wait = std::chrono::seconds{5};
+  caf::timespan max_poll_wait = defaults().max_poll_wait;
   /// cafmq.shutdown-timeout.
-  caf::timespan shutdown_timeout = std::chrono::seconds{30};
+  caf::timespan shutdown_timeout = defaults().shutdown_timeout;
   /// cafmq.migrate.
-  bool migrate = true;
+  bool migrate = defaults().migrate;
   /// cafmq.retention.
-  caf::timespan retention = std::chrono::hours{24};
+  caf::timespan retention = defaults().retention;
   /// cafmq.maintenance-interval.
-  caf::timespan maintenance_interval = std::chrono::seconds{60};
+  caf::timespan maintenance_interval = defaults().maintenance_interval;
   /// cafmq.channel-concurrency.
-  int channel_concurrency = 0;
+  int channel_concurrency = defaults().channel_concurrency;
   /// cafmq.prune-batch.
-  int prune_batch = 1000;
+  int prune_batch = defaults().prune_batch;
   /// cafmq.channel-idle-timeout.
-  caf::timespan channel_idle_timeout = std::chrono::seconds{10};
+  caf::timespan channel_idle_timeout = defaults().channel_idle_timeout;
   /// cafmq.request-timeout.
-  caf::timespan request_timeout = std::chrono::seconds{45};
+  caf::timespan request_timeout = defaults().request_timeout;
   /// cafmq.statement-timeout: `connection_options::statement_timeout`; 0: none.
-  caf::timespan statement_timeout = std::chrono::seconds{30};
+  caf::timespan statement_timeout = defaults().connection.statement_timeout.value_or(std::chrono::milliseconds{0});
   /// cafmq.idle-in-transaction-timeout:
   /// `connection_options::idle_in_transaction_session_timeout`; 0: none.
-  caf::timespan idle_in_transaction_timeout = std::chrono::seconds{60};
+  caf::timespan idle_in_transaction_timeout = defaults().connection.idle_in_transaction_session_timeout.value_or(std::chrono::milliseconds{0});
   /// cafmq.keepalives-idle: `connection_options::keepalives_idle`, in whole
   /// seconds.
-  caf::timespan keepalives_idle = std::chrono::seconds{10};
+  caf::timespan keepalives_idle = defaults().connection.keepalives_idle;
   /// cafmq.keepalives-interval: `connection_options::keepalives_interval`, in
   /// whole seconds.
-  caf::timespan keepalives_interval = std::chrono::seconds{5};
+  caf::timespan keepalives_interval = defaults().connection.keepalives_interval;
   /// cafmq.keepalives-count: `connection_options::keepalives_count`.
-  int keepalives_count = 3;
+  int keepalives_count = defaults().connection.keepalives_count;
+  /// cafmq.keepalives: `connection_options::keepalives`.
+  bool keepalives = defaults().connection.keepalives;
+  /// cafmq.tcp-user-timeout: `connection_options::tcp_user_timeout`.
+  caf::timespan tcp_user_timeout = defaults().connection.tcp_user_timeout;
+  /// cafmq.connect-timeout: `connection_options::connect_timeout`.
+  caf::timespan connect_timeout = defaults().connection.connect_timeout;
+  /// cafmq.application-name: `connection_options::application_name`.
+  std::string application_name = defaults().connection.application_name;
+  /// cafmq.worker-command; empty: this program with its arguments.
+  std::vector<std::string> worker_command = defaults().worker_command;
   /// cafmq.send-session-settings: `connection_options::send_session_settings`.
-  bool send_session_settings = true;
+  bool send_session_settings = defaults().connection.send_session_settings;
   /// cafmq.handler-grace.
-  caf::timespan handler_grace = std::chrono::seconds{5};
+  caf::timespan handler_grace = defaults().handler_grace;
   /// cafmq.max-lost-attempts.
-  int max_lost_attempts = 5;
+  int max_lost_attempts = defaults().max_lost_attempts;
   /// cafmq.takeover-interval.
-  caf::timespan takeover_interval = std::chrono::milliseconds{500};
+  caf::timespan takeover_interval = defaults().takeover_interval;
   /// cafmq.fallback-poll-interval.
-  caf::timespan fallback_poll_interval = std::chrono::milliseconds{100};
+  caf::timespan fallback_poll_interval = defaults().fallback_poll_interval;
   /// cafmq.worker-processes.
-  int worker_processes = 1;
+  int worker_processes = defaults().worker_processes;
   /// cafmq.worker-process-capacity.
-  int worker_process_capacity = 4;
+  int worker_process_capacity = defaults().worker_process_capacity;
   /// cafmq.max-restarts.
-  int max_restarts = 5;
+  int max_restarts = defaults().max_restarts;
   /// cafmq.restart-period.
-  caf::timespan restart_period = std::chrono::seconds{60};
+  caf::timespan restart_period = defaults().restart_period;
   /// cafmq.start-timeout.
-  caf::timespan start_timeout = std::chrono::seconds{60};
+  caf::timespan start_timeout = defaults().start_timeout;
   /// cafmq.on-database-loss: "reconnect" or "shutdown".
-  std::string on_database_loss = "reconnect";
+  std::string on_database_loss = to_string(defaults().on_database_loss);
   /// cafmq.log-level: "debug", "info", "warning" or "error";
   /// `runner_config::min_log_level`.
-  std::string log_level_name = "info";
+  std::string log_level_name = to_string(defaults().min_log_level);
   // cafmq.publish.*: publishing; its TLS files are CAF's openssl.* options
   // (certificate, key, cafile, passphrase), read by the openssl module.
   /// cafmq.publish.host: `node_options::host`.
-  std::string node_host = "127.0.0.1";
+  std::string node_host = defaults().publish.host;
   /// cafmq.publish.port: -1: not published; 0: any free port.
-  int node_port = -1;
+  int node_port = defaults().publish.port ? int{*defaults().publish.port} : -1;
   /// cafmq.publish.secret: `node_options::secret`.
   std::string node_secret;
 };

@@ -52,6 +52,9 @@ enum class database_loss_policy {
   shutdown,
 };
 
+/// Returns "reconnect" or "shutdown".
+std::string to_string(database_loss_policy x);
+
 /// Everything one runtime instance needs; read from config/cafmq.ini and the
 /// command line by `config::runner`, or filled in by the embedding program.
 struct runner_config {
