@@ -36,6 +36,9 @@ public:
 
   explicit spawn_builder(std::string name, const task_options& defaults = {});
 
+  /// Gives the task this id. Without it each spawn draws a new one, so
+  /// copies of a builder (and one builder spawned twice) make distinct
+  /// tasks; an id set here is copied with the builder.
   spawn_builder& id(const uuid& x);
   spawn_builder& channel_name(std::string x);
   spawn_builder& channel_args(std::string x);
@@ -46,6 +49,8 @@ public:
   spawn_builder& retries(int x);
   spawn_builder& backoff(std::chrono::microseconds initial);
   spawn_builder& backoff_cap(std::chrono::microseconds cap);
+  /// Spreads retry delays randomly (see retry_jitter).
+  spawn_builder& jitter(retry_jitter x);
   spawn_builder& ordered(bool x = true);
   /// Two-phase: the task is reserved and runs only after `commit()`; it
   /// expires if not committed within `x`.
@@ -67,7 +72,9 @@ public:
   /// Binary payload.
   spawn_builder& bytes(std::string x);
 
-  const uuid& id() const noexcept {
+  /// The id set with `id(x)`; none when each spawn draws one (the spawn
+  /// result has it).
+  const std::optional<uuid>& id() const noexcept {
     return id_;
   }
 
@@ -92,7 +99,7 @@ public:
   void write_spec(std::string& out) const;
 
 private:
-  uuid id_;
+  std::optional<uuid> id_;
   std::string name_;
   task_options opts_;
   std::optional<std::chrono::microseconds> delay_;
