@@ -30,30 +30,32 @@ handler_actor::behavior_type flaky_handler(handler_actor::pointer self) {
   };
 }
 
-void caf_main(caf::actor_system& sys, const cafmq::actors::config& options) {
+// Returns the exit code: 0 when the task completed, 1 otherwise (the
+// runner did not start, or the task did not end as expected).
+int run(caf::actor_system& sys, const cafmq::actors::config& options) {
   cafmq::actors::actor_task_definition flaky;
   flaky.name = "flaky";
   flaky.behavior = flaky_handler;
   flaky.defaults.backoff = std::chrono::milliseconds{100};
   auto checked = options.runner(nullptr);
-  if (!checked) {
-    example::fail(checked.error());
-    return;
-  }
+  if (!checked)
+    return example::fail(checked.error());
   auto cfg = std::move(*checked);
   cfg.actor_tasks = {flaky};
   auto runner = cafmq::actors::spawn_runner(sys, cfg);
-  if (!runner) {
-    example::fail(runner.error());
-    return;
-  }
+  if (!runner)
+    return example::fail(runner.error());
+  auto completed = false;
   pqxx::connection conn{cfg.database_url};
   auto spawned = flaky.builder().spawn(conn);
-  if (spawned && example::wait_until_finished(conn, {spawned->id})) {
+  if (!spawned) {
+    example::fail(spawned.error());
+  } else if (example::wait_until_finished(conn, {spawned->id})) {
     auto st = cafmq::status(conn, spawned->id);
     std::cout << "task " << cafmq::to_string(st->state) << " after "
               << st->attempt << " attempts; first failure recorded as: "
               << st->last_error.value_or("-") << std::endl;
+    completed = st->state == cafmq::task_state::completed;
   }
   caf::scoped_actor self{sys};
   // Bounded like every request: the stop returns within the shutdown
@@ -61,8 +63,21 @@ void caf_main(caf::actor_system& sys, const cafmq::actors::config& options) {
   self
     ->request(*runner, std::chrono::minutes{2}, cafmq::actors::stop_atom::value)
     .receive([](bool) {}, [](caf::error&) {});
+  return completed ? 0 : 1;
 }
 
 } // namespace
 
-CAF_MAIN()
+// Not CAF_MAIN: its main() returns 0 whatever caf_main did.
+int main(int argc, char** argv) {
+  cafmq::actors::config cfg;
+  if (auto err = cfg.parse(argc, argv)) {
+    std::cerr << "error while parsing CLI and file options: "
+              << caf::to_string(err) << '\n';
+    return 1;
+  }
+  if (cfg.cli_helptext_printed)
+    return 0;
+  caf::actor_system sys{cfg};
+  return run(sys, cfg);
+}

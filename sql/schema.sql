@@ -19,7 +19,8 @@ CREATE TYPE cafmq.spawn_spec AS (
 	deadline_us bigint,
 	unique_key text,
 	json text,
-	bytes text
+	bytes text,
+	jitter text
 );
 
 CREATE TYPE cafmq.task_state AS ENUM (
@@ -37,13 +38,16 @@ CREATE FUNCTION cafmq.cancel(p_id uuid) RETURNS text
 DECLARE
   v_task record;
 BEGIN
-  SELECT t.state, t.ordered, t.channel_name INTO v_task
+  SELECT t.state, t.ordered, t.channel_name, t.commit_deadline INTO v_task
     FROM cafmq.tasks t WHERE t.id = p_id FOR UPDATE;
   IF NOT FOUND THEN
     RETURN 'unknown';
   END IF;
   IF v_task.state IN ('completed', 'failed', 'cancelled') THEN
-    RETURN v_task.state::text;
+    RETURN 'already ' || v_task.state::text;
+  END IF;
+  IF v_task.state = 'uncommitted' AND v_task.commit_deadline <= now() THEN
+    RETURN 'expired';
   END IF;
   IF v_task.state = 'running' THEN
     UPDATE cafmq.tasks SET cancel_requested = true WHERE id = p_id;
@@ -456,14 +460,18 @@ BEGIN
   RETURN QUERY
   UPDATE cafmq.tasks t
      SET state = 'pending',
-         run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap, t.attempt),
+         run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap,
+                                            t.attempt, t.backoff_jitter,
+                                            f.draw),
          last_error = f.error, lost_attempts = 0
-    FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
-         AS f (id, attempt, error, retryable)
+    FROM (SELECT u.*, random() AS draw
+            FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
+                 AS u (id, attempt, error, retryable)) AS f
    WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
      AND f.retryable AND t.attempt < t.max_attempts AND NOT t.cancel_requested
      AND (t.deadline IS NULL OR now() + cafmq.retry_delay(
-            t.backoff, t.backoff_cap, t.attempt) < t.deadline)
+            t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter, f.draw)
+          < t.deadline)
   RETURNING t.id, t.state, t.run_at;
   WITH fin AS (
     UPDATE cafmq.tasks t
@@ -646,6 +654,17 @@ CREATE FUNCTION cafmq.retry_delay(p_backoff interval, p_cap interval, p_attempt 
          END
 $$;
 
+CREATE FUNCTION cafmq.retry_delay(p_backoff interval, p_cap interval, p_attempt integer, p_jitter text, p_draw double precision) RETURNS interval
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT CASE p_jitter
+           WHEN 'full' THEN d * p_draw
+           WHEN 'equal' THEN d / 2 + d / 2 * p_draw
+           ELSE d
+         END
+    FROM cafmq.retry_delay(p_backoff, p_cap, p_attempt) AS d
+$$;
+
 CREATE FUNCTION cafmq.session_key(p_node text) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -670,8 +689,8 @@ BEGIN
     -- from the array, in its order.
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
-       run_at, backoff, backoff_cap, commit_deadline, timeout, deadline,
-       unique_key)
+       run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
+       deadline, unique_key)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -680,7 +699,7 @@ BEGIN
            coalesce(to_timestamp(o.run_at_us / 1e6),
                     now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
            make_interval(secs => o.backoff_us / 1e6),
-           make_interval(secs => o.backoff_cap_us / 1e6),
+           make_interval(secs => o.backoff_cap_us / 1e6), o.jitter,
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
@@ -701,8 +720,8 @@ BEGIN
   ), ins AS (
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
-       run_at, backoff, backoff_cap, commit_deadline, timeout, deadline,
-       unique_key)
+       run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
+       deadline, unique_key)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -711,7 +730,7 @@ BEGIN
            coalesce(to_timestamp(o.run_at_us / 1e6),
                     now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
            make_interval(secs => o.backoff_us / 1e6),
-           make_interval(secs => o.backoff_cap_us / 1e6),
+           make_interval(secs => o.backoff_cap_us / 1e6), o.jitter,
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
@@ -826,8 +845,10 @@ CREATE TABLE cafmq.tasks (
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
     lost_attempts integer DEFAULT 0 NOT NULL,
+    backoff_jitter text,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
+    CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
     CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
     CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
     CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),

@@ -117,7 +117,7 @@ task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
       auto failure = make_error(errc::handler_failed, why);
       result.kind = task_outcome::failed;
       result.error = render(failure);
-      result.retryable = !(filter ? filter : default_is_failure)(failure);
+      result.retryable = !is_definitive_failure(filter, failure);
       return result;
     }
     case cancel_reason::shutdown:
@@ -132,7 +132,7 @@ task_outcome judge(task_outcome result, const caf::error& err, bool recorded,
   if (err) {
     result.kind = task_outcome::failed;
     result.error = render(err);
-    result.retryable = !(filter ? filter : default_is_failure)(err);
+    result.retryable = !is_definitive_failure(filter, err);
   } else if (recorded) {
     result.kind = task_outcome::recorded;
   }

@@ -77,8 +77,9 @@ const runner_config& config::defaults() {
 config::config() {
   cafmq::actors::add_message_types(*this);
   opt_group{custom_options_, "cafmq"}
-    .add(database_url, "database-url",
-         with_default("PostgreSQL URL; empty: CAFMQ_DATABASE_URL", database_url))
+    .add(
+      database_url, "database-url",
+      with_default("PostgreSQL URL; empty: CAFMQ_DATABASE_URL", database_url))
     .add(listen_url, "listen-url",
          with_default("PostgreSQL URL of the listening connection; empty: "
                       "database-url (behind a pooler in transaction mode: "
@@ -92,89 +93,125 @@ config::config() {
          with_default("claim below this many running", min_concurrency))
     .add(max_concurrency, "max-concurrency",
          with_default("at most this many running", max_concurrency))
-    .add(prefetch, "prefetch",
-         with_default("claimed attempts held beyond max-concurrency (claim ahead)", prefetch))
+    .add(
+      prefetch, "prefetch",
+      with_default("claimed attempts held beyond max-concurrency (claim ahead)",
+                   prefetch))
     .add(prefetch_window, "prefetch-window",
-         with_default("hold ahead what the runner finishes in this long (0: prefetch)", prefetch_window))
-    .add(lease, "lease",
-         with_default("lease of each attempt", lease))
+         with_default(
+           "hold ahead what the runner finishes in this long (0: prefetch)",
+           prefetch_window))
+    .add(lease, "lease", with_default("lease of each attempt", lease))
     .add(keep_alive_interval, "keep-alive-interval",
          with_default("how often leases are renewed", keep_alive_interval))
     .add(max_poll_wait, "max-poll-wait",
          with_default("longest sleep between claims", max_poll_wait))
     .add(shutdown_timeout, "shutdown-timeout",
-         with_default("how long a stop waits for running handlers", shutdown_timeout))
-    .add(migrate, "migrate",
-         with_default("apply migrations at start", migrate))
+         with_default("how long a stop waits for running handlers",
+                      shutdown_timeout))
+    .add(migrate, "migrate", with_default("apply migrations at start", migrate))
     .add(retention, "retention",
          with_default("how long finished tasks are kept", retention))
-    .add(maintenance_interval, "maintenance-interval",
-         with_default("how often finished tasks are pruned", maintenance_interval))
+    .add(
+      maintenance_interval, "maintenance-interval",
+      with_default("how often finished tasks are pruned", maintenance_interval))
     .add(channel_concurrency, "channel-concurrency",
-         with_default("at most this many running per channel (0: no limit)", channel_concurrency))
+         with_default("at most this many running per channel (0: no limit)",
+                      channel_concurrency))
     .add(prune_batch, "prune-batch",
          with_default("finished tasks pruned per statement", prune_batch))
     .add(channel_idle_timeout, "channel-idle-timeout",
-         with_default("an idle channel actor retires after this long", channel_idle_timeout))
-    .add(request_timeout, "request-timeout",
-         with_default("bound of every request and database call (a longer call's "
-         "connection is dropped and rebuilt)", request_timeout))
+         with_default("an idle channel actor retires after this long",
+                      channel_idle_timeout))
+    .add(
+      request_timeout, "request-timeout",
+      with_default("bound of every request and database call (a longer call's "
+                   "connection is dropped and rebuilt)",
+                   request_timeout))
     .add(statement_timeout, "statement-timeout",
-         with_default("server-side bound of every statement (0: none)", statement_timeout))
+         with_default("server-side bound of every statement (0: none)",
+                      statement_timeout))
     .add(idle_in_transaction_timeout, "idle-in-transaction-timeout",
-         with_default("server-side bound of an idle transaction (0: none)", idle_in_transaction_timeout))
+         with_default("server-side bound of an idle transaction (0: none)",
+                      idle_in_transaction_timeout))
     .add(keepalives, "keepalives",
          with_default("TCP keepalives on every connection", keepalives))
     .add(tcp_user_timeout, "tcp-user-timeout",
-         with_default("TCP: unacknowledged data for this long drops the connection (0: "
-         "the kernel's)", tcp_user_timeout))
+         with_default(
+           "TCP: unacknowledged data for this long drops the connection (0: "
+           "the kernel's)",
+           tcp_user_timeout))
     .add(connect_timeout, "connect-timeout",
          with_default("bound of each connection attempt", connect_timeout))
     .add(application_name, "application-name",
-         with_default("application_name of every connection (pg_stat_activity)", application_name))
+         with_default("application_name of every connection (pg_stat_activity)",
+                      application_name))
     .add(send_session_settings, "send-session-settings",
-         with_default("send the two timeouts in the startup packet (false: SET after "
-         "connecting, for PgBouncer)", send_session_settings))
+         with_default(
+           "send the two timeouts in the startup packet (false: SET after "
+           "connecting, for PgBouncer)",
+           send_session_settings))
     .add(keepalives_idle, "keepalives-idle",
-         with_default("TCP keepalive: idle time before the first probe", keepalives_idle))
-    .add(keepalives_interval, "keepalives-interval",
-         with_default("TCP keepalive: time between probes", keepalives_interval))
+         with_default("TCP keepalive: idle time before the first probe",
+                      keepalives_idle))
+    .add(
+      keepalives_interval, "keepalives-interval",
+      with_default("TCP keepalive: time between probes", keepalives_interval))
     .add(keepalives_count, "keepalives-count",
-         with_default("TCP keepalive: probes before the connection is dead", keepalives_count))
+         with_default("TCP keepalive: probes before the connection is dead",
+                      keepalives_count))
     .add(handler_grace, "handler-grace",
-         with_default("a handler actor ignoring its cancel is killed after this long", handler_grace))
+         with_default(
+           "a handler actor ignoring its cancel is killed after this long",
+           handler_grace))
     .add(max_lost_attempts, "max-lost-attempts",
-         with_default("a task whose attempts were lost this many times in a row fails "
-         "(0: no limit)", max_lost_attempts))
+         with_default(
+           "a task whose attempts were lost this many times in a row fails "
+           "(0: no limit)",
+           max_lost_attempts))
     .add(takeover_interval, "takeover-interval",
-         with_default("how often dead runners' tasks are looked for and handed back "
-         "(0: never)", takeover_interval))
-    .add(fallback_poll_interval, "fallback-poll-interval",
-         with_default("claim at least this often when notifications do not arrive", fallback_poll_interval))
+         with_default(
+           "how often dead runners' tasks are looked for and handed back "
+           "(0: never)",
+           takeover_interval))
+    .add(
+      fallback_poll_interval, "fallback-poll-interval",
+      with_default("claim at least this often when notifications do not arrive",
+                   fallback_poll_interval))
     .add(worker_processes, "worker-processes",
-         with_default("worker processes started for the isolated tasks", worker_processes))
+         with_default("worker processes started for the isolated tasks",
+                      worker_processes))
     .add(worker_process_capacity, "worker-process-capacity",
-         with_default("attempts each worker process runs at once", worker_process_capacity))
+         with_default("attempts each worker process runs at once",
+                      worker_process_capacity))
     .add(worker_command, "worker-command",
          with_default("program and arguments of a worker process; empty: this "
-         "program again", worker_command))
+                      "program again",
+                      worker_command))
     .add(max_restarts, "max-restarts",
-         with_default("restarts of the runtime's actors allowed within restart-period", max_restarts))
+         with_default(
+           "restarts of the runtime's actors allowed within restart-period",
+           max_restarts))
     .add(restart_period, "restart-period",
          with_default("window of max-restarts", restart_period))
     .add(on_database_loss, "on-database-loss",
          with_default("reconnect (default) or shutdown", on_database_loss))
     .add(start_timeout, "start-timeout",
-         with_default("how long a start waits for an unreachable database (reconnect)", start_timeout))
+         with_default(
+           "how long a start waits for an unreachable database (reconnect)",
+           start_timeout))
     .add(log_level_name, "log-level",
          with_default("debug, info, warning or error", log_level_name));
   opt_group{custom_options_, "cafmq.publish"}
     .add(node_host, "host",
          with_default("address to publish the control interface on", node_host))
-    .add(node_port, "port",
-         with_default("port to publish on (-1: not published, 0: any free port)", node_port))
+    .add(
+      node_port, "port",
+      with_default("port to publish on (-1: not published, 0: any free port)",
+                   node_port))
     .add(node_secret, "secret",
-         with_default("shared secret a peer must prove (required without TLS)", node_secret));
+         with_default("shared secret a peer must prove (required without TLS)",
+                      node_secret));
 }
 
 caf::error config::parse(int argc, char** argv, const char* ini_file) {
@@ -186,8 +223,8 @@ caf::error config::parse(int argc, char** argv, const char* ini_file) {
       return caf::none;
     }
   }
-  auto file = ini_file != nullptr ? std::string{ini_file}
-                                  : default_config_file();
+  auto file
+    = ini_file != nullptr ? std::string{ini_file} : default_config_file();
   return caf::actor_system_config::parse(argc, argv, file.c_str());
 }
 
@@ -205,8 +242,7 @@ std::string config::help_text(const std::string& program) const {
         continue;
       std::string flag = "  --";
       if (opt.category() != caf::string_view{"global"})
-        flag += std::string{opt.category().begin(), opt.category().end()}
-                + ".";
+        flag += std::string{opt.category().begin(), opt.category().end()} + ".";
       flag += std::string{opt.long_name().begin(), opt.long_name().end()};
       flag += "=<" + opt.type_name() + ">";
       out << flag;
@@ -229,8 +265,8 @@ std::string config::default_config_file() {
   if (!ec) {
     auto dir = exe.parent_path();
     // Next to the program in the build tree; share/cafmq when installed.
-    for (auto candidate : {dir / "cafmq.ini",
-                           dir / ".." / "share" / "cafmq" / "cafmq.ini"})
+    for (auto candidate :
+         {dir / "cafmq.ini", dir / ".." / "share" / "cafmq" / "cafmq.ini"})
       if (fs::is_regular_file(candidate, ec))
         return candidate.lexically_normal().string();
   }

@@ -19,6 +19,7 @@
 #include "cafmq/sql.hpp"
 #include "node_auth.hpp"
 #include "started_attempts.hpp"
+#include "stop_signals.hpp"
 #include "worker_processes.hpp"
 
 namespace cafmq::actors {
@@ -376,6 +377,34 @@ void runner::wait() {
   self->monitor(impl_->runtime);
   self->receive([](const caf::down_msg&) {});
   impl_->stopped = true;
+}
+
+caf::expected<int> runner::wait_for_signal() {
+  int sig = 0;
+  {
+    stop_signals signals;
+    if (auto err = signals.install())
+      return err;
+    caf::scoped_actor self{*impl_->sys};
+    self->monitor(impl_->runtime);
+    // A thread of its own turns the pipe into a message, so one receive
+    // waits for either a signal or the runtime's end.
+    std::thread reader{[&signals, me = caf::actor_cast<caf::actor>(self)] {
+      caf::anon_send(me, signals.next());
+    }};
+    bool ended = false;
+    self->receive([&](int x) { sig = x; },
+                  [&](const caf::down_msg&) { ended = true; });
+    if (ended)
+      signals.wake();
+    reader.join();
+    if (ended) {
+      impl_->stopped = true;
+      return 0;
+    }
+  }
+  stop();
+  return sig;
 }
 
 } // namespace cafmq::actors

@@ -37,8 +37,9 @@ caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
   named_spawn result{spawn_builder{req.name, *defaults}, defaults->channel_name,
                      defaults->channel_args};
   auto& b = result.builder;
-  if (req.id)
-    b.id(*req.id);
+  // Drawn here, not at spawn: the event hub hears of the id before the
+  // write.
+  b.id(req.id ? *req.id : uuid::time_ordered());
   if (req.channel_name) {
     b.channel_name(*req.channel_name);
     result.channel_name = *req.channel_name;
@@ -82,7 +83,7 @@ write_spawn(const runtime_context& ctx, const named_spawn& x,
   auto hub = ctx.events->active() ? ctx.events->hub() : event_hub_actor{};
   if (!hub)
     return write();
-  auto& id = x.builder.id();
+  auto& id = *x.builder.id();
   caf::anon_send(hub, hold_atom::value, id);
   auto result = write();
   if (!result || !result->created) {

@@ -24,13 +24,18 @@ using task_handler = std::function<caf::error(current_task&)>;
 /// the task at once, whatever attempts are left; `false` makes the attempt
 /// retryable (retried while attempts and the deadline allow). Called for
 /// every error a handler returns or throws and for timeouts and deadlines;
-/// never for cancellation, which always ends the task cancelled.
+/// never for cancellation, which always ends the task cancelled. A custom
+/// filter extends `default_is_failure`: what the default finds definitive
+/// stays definitive whatever the filter says (see `is_definitive_failure`).
 using failure_filter = std::function<bool(const caf::error&)>;
 
-/// The filter used when neither the task nor the runner sets one: only a
-/// payload the handler cannot decode (`errc::payload_mismatch`) is
-/// definitive.
+/// The default filter: only a payload the handler cannot decode
+/// (`errc::payload_mismatch`) is definitive.
 bool default_is_failure(const caf::error& err);
+
+/// True when `err` fails a task at once: `default_is_failure(err)`, or
+/// `custom(err)` when a custom filter is set.
+bool is_definitive_failure(const failure_filter& custom, const caf::error& err);
 
 /// A task: its name, its handler and the defaults every spawn starts from
 /// (the counterpart of sqlxmq's `#[job]` attribute).
@@ -42,7 +47,8 @@ struct task_definition {
   task_handler handler;
   /// Options every spawn of this task starts from.
   task_options defaults;
-  /// Overrides the runner's filter for this task when set.
+  /// Replaces the runner's filter for this task when set; like any filter,
+  /// it extends the default one.
   failure_filter is_failure = nullptr;
   /// True (the default): the handler may block (database calls, sleeps,
   /// long computations) and runs on a thread of its own. False: it never

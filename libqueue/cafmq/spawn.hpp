@@ -36,12 +36,14 @@ public:
   /// The clock of `run_at` and `deadline`.
   using clock = std::chrono::system_clock;
 
-  /// A task named `name` with the options `defaults`, under a new time-ordered
-  /// id.
+  /// A task named `name` with the options `defaults`; each spawn draws a
+  /// new time-ordered id unless `id(x)` sets one.
   explicit spawn_builder(std::string name, const task_options& defaults = {});
 
-  /// Uses `x` as the task's id; spawning fails with `errc::duplicate_id` while
-  /// a task with that id exists.
+  /// Gives the task this id. Without it each spawn draws a new one, so
+  /// copies of a builder (and one builder spawned twice) make distinct
+  /// tasks; an id set here is copied with the builder. Spawning fails with
+  /// `errc::duplicate_id` while a task with that id exists.
   spawn_builder& id(const uuid& x);
   /// Channel name; at most `max_name_bytes`.
   spawn_builder& channel_name(std::string x);
@@ -57,6 +59,8 @@ public:
   spawn_builder& backoff(std::chrono::microseconds initial);
   /// Upper bound of the retry delay; not less than the backoff.
   spawn_builder& backoff_cap(std::chrono::microseconds cap);
+  /// Spreads retry delays randomly (see retry_jitter).
+  spawn_builder& jitter(retry_jitter x);
   /// Runs after every earlier ordered task of its channel (name and args) has
   /// finished.
   spawn_builder& ordered(bool x = true);
@@ -85,8 +89,9 @@ public:
   /// Binary payload.
   spawn_builder& bytes(std::string x);
 
-  /// The task's id: a new one, or the one set.
-  const uuid& id() const noexcept {
+  /// The id set with `id(x)`; none when each spawn draws one (the spawn
+  /// result has it).
+  const std::optional<uuid>& id() const noexcept {
     return id_;
   }
 
@@ -112,7 +117,7 @@ public:
   void write_spec(std::string& out) const;
 
 private:
-  uuid id_;
+  std::optional<uuid> id_;
   std::string name_;
   task_options opts_;
   std::optional<std::chrono::microseconds> delay_;

@@ -10,6 +10,20 @@ namespace cafmq {
 
 using namespace std::chrono_literals;
 
+/// How retry delays are spread (AWS's definitions), applied to the capped
+/// exponential delay d = min(backoff_cap, backoff * 2^(retry - 1)).
+enum class retry_jitter {
+  /// Each retry waits d.
+  none,
+  /// Each retry waits random(0, d): the widest spread.
+  full,
+  /// Each retry waits d/2 + random(0, d/2): spread, but never short.
+  equal,
+};
+
+/// "none", "full" or "equal".
+const char* to_string(retry_jitter x) noexcept;
+
 /// Default options of a task definition; every spawn can override each one.
 struct task_options {
   /// Channel name; runners subscribe by name (all args of it).
@@ -22,6 +36,8 @@ struct task_options {
   std::chrono::microseconds backoff = 1s;
   /// Upper bound of the retry delay.
   std::chrono::microseconds backoff_cap = 1h;
+  /// Random spread of the retry delay; none by default.
+  retry_jitter jitter = retry_jitter::none;
   /// Runs after every earlier ordered task of its channel has finished.
   bool ordered = false;
   /// Per-attempt time limit; none when empty.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/client.hpp"
 
+#include <algorithm>
+
 #include <pqxx/pqxx>
 
 #include "cafmq/error.hpp"
@@ -94,12 +96,26 @@ caf::expected<bool> exists(pqxx::connection_base& conn, const uuid& id) {
     conn, [&](pqxx::transaction_base& tx) { return exists(tx, id); });
 }
 
-caf::expected<task_status> status(pqxx::transaction_base& tx, const uuid& id) {
+namespace {
+
+// The task's status; for a reservation, also how long it has left to be
+// committed (database clock) in `commit_left`.
+caf::expected<task_status>
+read_status(pqxx::transaction_base& tx, const uuid& id,
+            std::optional<std::chrono::microseconds>* commit_left = nullptr) {
   return guarded([&]() -> caf::expected<task_status> {
     auto rows = tx.exec_params(sql::status, to_string(id));
     if (rows.empty())
       return make_error(errc::unknown_task, "no task with id " + to_string(id));
     const auto& row = rows[0];
+    // Expired at its deadline, not when maintenance removes it.
+    if (row["expired"].as<bool>())
+      return make_error(errc::reservation_expired,
+                        "task " + to_string(id)
+                          + " was not committed before its deadline");
+    if (commit_left != nullptr && !row["commit_left_us"].is_null())
+      *commit_left
+        = std::chrono::microseconds{row["commit_left_us"].as<std::int64_t>()};
     task_status result;
     result.state = parse_task_state(row["state"].c_str()).value();
     result.name = row["name"].c_str();
@@ -120,9 +136,22 @@ caf::expected<task_status> status(pqxx::transaction_base& tx, const uuid& id) {
   });
 }
 
+caf::expected<task_status>
+read_status(pqxx::connection_base& conn, const uuid& id,
+            std::optional<std::chrono::microseconds>* commit_left = nullptr) {
+  return detail::in_transaction(conn, [&](pqxx::transaction_base& tx) {
+    return read_status(tx, id, commit_left);
+  });
+}
+
+} // namespace
+
+caf::expected<task_status> status(pqxx::transaction_base& tx, const uuid& id) {
+  return read_status(tx, id);
+}
+
 caf::expected<task_status> status(pqxx::connection_base& conn, const uuid& id) {
-  return detail::in_transaction(
-    conn, [&](pqxx::transaction_base& tx) { return status(tx, id); });
+  return read_status(conn, id);
 }
 
 caf::expected<std::int64_t> expire_reservations(pqxx::transaction_base& tx,
@@ -155,8 +184,13 @@ caf::expected<cancel_result> cancel(pqxx::transaction_base& tx,
       return cancel_result::requested;
     if (result == "unknown")
       return make_error(errc::unknown_task, "no task with id " + to_string(id));
+    if (result == "expired")
+      return make_error(errc::reservation_expired,
+                        "task " + to_string(id)
+                          + " was not committed before its deadline");
+    // "already completed", "already failed" or "already cancelled".
     return make_error(errc::task_finished,
-                      "task " + to_string(id) + " already " + result);
+                      "task " + to_string(id) + " " + result);
   });
 }
 
@@ -213,18 +247,26 @@ caf::error watch(const std::string& url, const uuid& id,
       pqxx::nontransaction{conn}.exec_params0(sql::watch_remove, to_string(id));
       return result;
     };
-    auto current = status(conn, id);
+    std::optional<std::chrono::microseconds> commit_left;
+    auto current = read_status(conn, id, &commit_left);
     if (!current)
       return done(std::move(current.error()));
     on_update(*current);
     auto last = *current;
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(poll);
+    auto poll_us = std::chrono::duration_cast<std::chrono::microseconds>(poll);
     while (!is_final(last.state)) {
       rcv.payloads.clear();
+      // A reservation expires at its deadline without a notification.
+      auto us = poll_us;
+      if (commit_left)
+        us
+          = std::max(std::chrono::microseconds{1000},
+                     std::min(us, *commit_left + std::chrono::milliseconds{1}));
       conn.await_notification(us.count() / 1000000, us.count() % 1000000);
       // Each notification is one step, in commit order; the row read now may
       // already be further along, so steps are emitted from the payloads.
-      auto row = status(conn, id);
+      commit_left.reset();
+      auto row = read_status(conn, id, &commit_left);
       if (!row) {
         if (code_of(row.error()) == errc::unknown_task)
           return done(make_error(errc::reservation_expired,

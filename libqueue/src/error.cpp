@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/error.hpp"
 
+#include <string>
+
 #include <caf/make_message.hpp>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
@@ -92,6 +94,28 @@ bool mentions(const std::string& what, const char* needle) {
   return what.find(needle) != std::string::npos;
 }
 
+// The server's primary message: the first line of libpqxx's text, without
+// "ERROR:  " and without the DETAIL, HINT and CONTEXT lines (for an error
+// inside a function, CONTEXT repeats the whole statement).
+std::string primary_message(const std::string& what) {
+  auto line = what.substr(0, what.find('\n'));
+  for (const char* prefix : {"ERROR:  ", "FATAL:  "})
+    if (line.rfind(prefix, 0) == 0)
+      return line.substr(std::char_traits<char>::length(prefix));
+  return line;
+}
+
+// The value in a DETAIL line "Key (col)=(value) already exists.", if any.
+std::string key_value(const std::string& what) {
+  auto start = what.find(")=(");
+  if (start == std::string::npos)
+    return {};
+  start += 3;
+  auto end = what.find(") already exists", start);
+  return end == std::string::npos ? std::string{}
+                                  : what.substr(start, end - start);
+}
+
 } // namespace
 
 caf::error from_exception(const std::exception& e) {
@@ -102,19 +126,23 @@ caf::error from_exception(const std::exception& e) {
     return make_error(errc::database_unavailable, what);
   if (auto sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
     const auto& state = sql->sqlstate();
+    auto line = primary_message(what);
     if (state == "22P02" && mentions(what, "json"))
-      return make_error(errc::invalid_json, what);
+      return make_error(errc::invalid_json, line);
     if (state == "22P05" || state == "22032")
-      return make_error(errc::invalid_json, what);
-    if (state == "23505" && mentions(what, "_pkey"))
-      return make_error(errc::duplicate_id, what);
+      return make_error(errc::invalid_json, line);
+    if (state == "23505" && mentions(what, "_pkey")) {
+      auto id = key_value(what);
+      return make_error(errc::duplicate_id,
+                        id.empty() ? line : "task " + id + " already exists");
+    }
     if (state == "23514" || state == "22021" || state == "22023")
-      return make_error(errc::invalid_argument, what);
+      return make_error(errc::invalid_argument, line);
     if (state == "40001" || state == "40P01")
-      return make_error(errc::conflict, what);
+      return make_error(errc::conflict, line);
     if (state.rfind("08", 0) == 0 || state == "57P01")
-      return make_error(errc::database_unavailable, what);
-    return make_error(errc::database, what);
+      return make_error(errc::database_unavailable, line);
+    return make_error(errc::database, line);
   }
   if (dynamic_cast<const nlohmann::json::exception*>(&e) != nullptr)
     return make_error(errc::payload_mismatch, what);

@@ -10,6 +10,11 @@ bool default_is_failure(const caf::error& err) {
   return code_of(err) == errc::payload_mismatch;
 }
 
+bool is_definitive_failure(const failure_filter& custom,
+                           const caf::error& err) {
+  return default_is_failure(err) || (custom && custom(err));
+}
+
 caf::expected<registry> registry::make(std::vector<task_definition> xs) {
   registry result;
   for (auto& x : xs)

@@ -33,6 +33,18 @@ caf::error check_duration(const char* what, std::chrono::microseconds x,
 
 } // namespace
 
+const char* to_string(retry_jitter x) noexcept {
+  switch (x) {
+    case retry_jitter::full:
+      return "full";
+    case retry_jitter::equal:
+      return "equal";
+    case retry_jitter::none:
+      break;
+  }
+  return "none";
+}
+
 std::size_t payload_limit() noexcept {
   return payload_limit_.load();
 }
@@ -42,7 +54,7 @@ void payload_limit(std::size_t bytes) noexcept {
 }
 
 spawn_builder::spawn_builder(std::string name, const task_options& defaults)
-  : id_(uuid::time_ordered()), name_(std::move(name)), opts_(defaults) {
+  : name_(std::move(name)), opts_(defaults) {
   // nop
 }
 
@@ -83,6 +95,11 @@ spawn_builder& spawn_builder::backoff(std::chrono::microseconds initial) {
 
 spawn_builder& spawn_builder::backoff_cap(std::chrono::microseconds cap) {
   opts_.backoff_cap = cap;
+  return *this;
+}
+
+spawn_builder& spawn_builder::jitter(retry_jitter x) {
+  opts_.jitter = x;
   return *this;
 }
 
@@ -140,6 +157,9 @@ caf::error spawn_builder::validate() const {
                         + std::to_string(opts_.retries));
   if (auto err = check_duration("backoff", opts_.backoff, true))
     return err;
+  if (opts_.jitter != retry_jitter::none && opts_.jitter != retry_jitter::full
+      && opts_.jitter != retry_jitter::equal)
+    return make_error(errc::invalid_argument, "unknown retry jitter");
   if (opts_.backoff_cap < opts_.backoff)
     return make_error(errc::invalid_argument,
                       "backoff cap must not be below the initial backoff");
@@ -155,7 +175,7 @@ caf::error spawn_builder::validate() const {
   if (opts_.timeout)
     if (auto err = check_duration("timeout", *opts_.timeout, false))
       return err;
-  if (id_.nil())
+  if (id_ && id_->nil())
     return make_error(errc::invalid_argument, "task id must not be nil");
   auto size = (json_ ? json_->size() : 0) + (bytes_ ? bytes_->size() : 0);
   if (size > payload_limit())
@@ -211,7 +231,7 @@ void append_int(std::string& out, const char* key, std::int64_t x) {
 
 void spawn_builder::write_spec(std::string& out) const {
   out += "{\"id\":\"";
-  out += to_string(id_);
+  out += to_string(id_ ? *id_ : uuid::time_ordered());
   out += '"';
   append_key(out, "name");
   append_string(out, name_);
@@ -224,6 +244,10 @@ void spawn_builder::write_spec(std::string& out) const {
   append_int(out, "max_attempts", opts_.retries + 1);
   append_int(out, "backoff_us", opts_.backoff.count());
   append_int(out, "backoff_cap_us", opts_.backoff_cap.count());
+  if (opts_.jitter != retry_jitter::none) {
+    append_key(out, "jitter");
+    append_string(out, to_string(opts_.jitter));
+  }
   if (delay_)
     append_int(out, "delay_us", delay_->count());
   if (run_at_)

@@ -4,5 +4,10 @@ SELECT state::text, name, channel_name, channel_args, attempt, max_attempts,
        extract(epoch FROM created_at) * 1e6 AS created_us,
        extract(epoch FROM run_at) * 1e6 AS run_at_us,
        extract(epoch FROM started_at) * 1e6 AS started_us,
-       extract(epoch FROM finished_at) * 1e6 AS finished_us
+       extract(epoch FROM finished_at) * 1e6 AS finished_us,
+       coalesce(state = 'uncommitted' AND commit_deadline <= now(), false)
+         AS expired,
+       CASE WHEN state = 'uncommitted'
+            THEN (extract(epoch FROM commit_deadline - now()) * 1e6)::bigint
+       END AS commit_left_us
   FROM cafmq.tasks WHERE id = $1::uuid

@@ -191,7 +191,7 @@ CAF_TEST(a spawn being written holds the events of its task until reported) {
   req.name = "patient";
   auto resolved = resolve_spawn(ctx, req);
   CAF_REQUIRE(resolved);
-  auto id = resolved->builder.id();
+  auto id = *resolved->builder.id();
   auto other = in_channel("ok", "b");
   // The write commits and, before its report reaches the hub, the task
   // starts on the claim path while another task goes on.
@@ -223,7 +223,7 @@ CAF_TEST(a spawn that created nothing lets the held events go) {
   req.unique_key = "once";
   auto resolved = resolve_spawn(ctx, req);
   CAF_REQUIRE(resolved);
-  auto id = resolved->builder.id();
+  auto id = *resolved->builder.id();
   auto existing = in_channel("patient", "ward");
   // The unique key names a live task: nothing spawned, no `spawned` event.
   auto reply = write_spawn(ctx, *resolved, [&]() -> expected<spawn_reply> {
@@ -239,7 +239,7 @@ CAF_TEST(a spawn that created nothing lets the held events go) {
   book->events.clear();
   auto failed = resolve_spawn(ctx, req);
   CAF_REQUIRE(failed);
-  auto lost = failed->builder.id();
+  auto lost = *failed->builder.id();
   auto err = write_spawn(ctx, *failed, [&]() -> expected<spawn_reply> {
     auto early = existing;
     early.id = lost;

@@ -59,7 +59,9 @@ int main() {
     return fail(runner.error());
   auto spawned = cafmq::guarded([&]() -> caf::expected<cafmq::spawn_result> {
     pqxx::connection conn{url};
-    return cfg.tasks->find("greet")->builder().json(std::string{"consumer"})
+    return cfg.tasks->find("greet")
+      ->builder()
+      .json(std::string{"consumer"})
       .spawn(conn);
   });
   if (!spawned)

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "support/db_fixture.hpp"
+#include "support/process.hpp"
 #include "support/queue_helpers.hpp"
 
 using namespace cafmq;
@@ -47,6 +48,28 @@ CAF_TEST(unknown and finished tasks get distinct errors) {
   CAF_CHECK_EQUAL(code_of(finished.error()), errc::task_finished);
   CAF_MESSAGE(render(finished.error()));
   CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
+}
+
+CAF_TEST(cancelling a cancelled task again is task_finished) {
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto first = cancel(*conn, id);
+  CAF_REQUIRE(first);
+  CAF_CHECK_EQUAL(to_string(*first), "cancelled");
+  auto again = cancel(*conn, id);
+  CAF_REQUIRE(!again);
+  CAF_CHECK_EQUAL(code_of(again.error()), errc::task_finished);
+  CAF_CHECK_EQUAL(render(again.error()), "cafmq::task_finished: task "
+                                           + to_string(id)
+                                           + " already cancelled");
+  // The command-line tool says so and exits non-zero.
+  std::string output;
+  auto rc
+    = finish_process(start_process(std::string{CAFMQ_CLI} + " '--database-url="
+                                   + url + "' cancel " + to_string(id)),
+                     output);
+  CAF_CHECK_NOT_EQUAL(rc, 0);
+  CAF_CHECK_EQUAL(output, "cafmq: cafmq::task_finished: task " + to_string(id)
+                            + " already cancelled\n");
 }
 
 CAF_TEST(a cancel in a rolled back transaction cancels nothing) {

@@ -140,49 +140,62 @@ CAF_TEST(concurrent spawners cannot commit positions out of order) {
 }
 
 CAF_TEST(a failed head does not block its successors) {
-  auto head = spawn_builder{"o"}.channel_name("c").ordered().retries(0).json(0);
-  auto next = spawn_builder{"o"}.channel_name("c").ordered().json(1);
+  auto head_id = uuid::random();
+  auto head = spawn_builder{"o"}
+                .id(head_id)
+                .channel_name("c")
+                .ordered()
+                .retries(0)
+                .json(0);
+  auto next_id = uuid::random();
+  auto next
+    = spawn_builder{"o"}.id(next_id).channel_name("c").ordered().json(1);
   spawn_or_throw(*conn, {head, next});
   auto q = poller();
   auto batch = claim_or_throw(*q, request({"o"}));
   CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
-  CAF_CHECK(batch.tasks[0].id == head.id());
+  CAF_CHECK(batch.tasks[0].id == head_id);
   // While the head waits for a retry, its successor stays blocked.
-  CAF_REQUIRE(q->fail({{{head.id(), 1}, "boom", true}}));
-  CAF_CHECK_EQUAL(state_of(*conn, head.id()), "failed");
+  CAF_REQUIRE(q->fail({{{head_id, 1}, "boom", true}}));
+  CAF_CHECK_EQUAL(state_of(*conn, head_id), "failed");
   batch = claim_or_throw(*q, request({"o"}));
   CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
-  CAF_CHECK(batch.tasks[0].id == next.id());
+  CAF_CHECK(batch.tasks[0].id == next_id);
 }
 
 CAF_TEST(a cancelled head does not block its successors) {
-  auto head = spawn_builder{"o"}.channel_name("c").ordered();
-  auto next = spawn_builder{"o"}.channel_name("c").ordered();
+  auto head_id = uuid::random();
+  auto head = spawn_builder{"o"}.id(head_id).channel_name("c").ordered();
+  auto next_id = uuid::random();
+  auto next = spawn_builder{"o"}.id(next_id).channel_name("c").ordered();
   spawn_or_throw(*conn, {head, next});
   // The cancel API comes with cancellation; the state is what counts here.
   pqxx::nontransaction{*conn}.exec0("UPDATE cafmq.tasks SET state = "
                                     "'cancelled', finished_at = now() WHERE id "
                                     "= '"
-                                    + to_string(head.id()) + "'");
+                                    + to_string(head_id) + "'");
   auto q = poller();
   auto batch = claim_or_throw(*q, request({"o"}));
   CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
-  CAF_CHECK(batch.tasks[0].id == next.id());
+  CAF_CHECK(batch.tasks[0].id == next_id);
 }
 
 CAF_TEST(a retrying head keeps its successors waiting) {
-  auto head = spawn_builder{"o"}.channel_name("c").ordered().retries(3);
-  auto next = spawn_builder{"o"}.channel_name("c").ordered();
+  auto head_id = uuid::random();
+  auto head
+    = spawn_builder{"o"}.id(head_id).channel_name("c").ordered().retries(3);
+  auto next_id = uuid::random();
+  auto next = spawn_builder{"o"}.id(next_id).channel_name("c").ordered();
   spawn_or_throw(*conn, {head, next});
   auto q = poller();
   CAF_REQUIRE_EQUAL(claim_or_throw(*q, request({"o"})).tasks.size(), 1u);
-  CAF_REQUIRE(q->fail({{{head.id(), 1}, "boom", true}}));
-  CAF_CHECK_EQUAL(state_of(*conn, head.id()), "pending");
+  CAF_REQUIRE(q->fail({{{head_id, 1}, "boom", true}}));
+  CAF_CHECK_EQUAL(state_of(*conn, head_id), "pending");
   CAF_CHECK(claim_or_throw(*q, request({"o"})).tasks.empty());
-  age_task(*conn, head.id(), 3600);
+  age_task(*conn, head_id, 3600);
   auto batch = claim_or_throw(*q, request({"o"}));
   CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
-  CAF_CHECK(batch.tasks[0].id == head.id());
+  CAF_CHECK(batch.tasks[0].id == head_id);
   CAF_CHECK_EQUAL(batch.tasks[0].attempt, 2);
 }
 

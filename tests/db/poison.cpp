@@ -143,21 +143,24 @@ CAF_TEST(a cancelled poison task ends cancelled) {
 }
 
 CAF_TEST(the successor of an ordered poison task runs) {
-  auto head = spawn_builder{"t"}.channel_name("o").ordered().retries(20);
-  auto next = spawn_builder{"t"}.channel_name("o").ordered();
+  auto head_id = uuid::random();
+  auto head
+    = spawn_builder{"t"}.id(head_id).channel_name("o").ordered().retries(20);
+  auto next_id = uuid::random();
+  auto next = spawn_builder{"t"}.id(next_id).channel_name("o").ordered();
   spawn_or_throw(*conn, {head, next});
   auto q = poller();
   for (int attempt = 1; attempt <= 3; ++attempt)
-    claim_and_lose(*this, *q, head.id(), attempt);
+    claim_and_lose(*this, *q, head_id, attempt);
   auto listener = connect();
   pqxx::nontransaction{*listener}.exec0("LISTEN cafmq_ready");
   CAF_CHECK(claim_or_throw(*q, poison_request()).tasks.empty());
-  CAF_CHECK_EQUAL(state_of(*conn, head.id()), "failed");
+  CAF_CHECK_EQUAL(state_of(*conn, head_id), "failed");
   // Runners of the channel are woken: its next task is the head now.
   CAF_CHECK_EQUAL(listener->await_notification(5, 0), 1);
   auto batch = claim_or_throw(*q, poison_request());
   CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);
-  CAF_CHECK(batch.tasks[0].id == next.id());
+  CAF_CHECK(batch.tasks[0].id == next_id);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -2,6 +2,8 @@
 #define CAF_SUITE queue_chain
 #include <caf/test/unit_test.hpp>
 
+#include <set>
+
 #include "cafmq/current_task.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
@@ -122,7 +124,24 @@ CAF_TEST(a caller supplied id that exists is a distinct error) {
   auto again = spawn_builder{"x"}.id(id).spawn(*conn);
   CAF_REQUIRE(!again);
   CAF_CHECK_EQUAL(code_of(again.error()), errc::duplicate_id);
+  // One line that names the task, not the server's error and its context.
+  CAF_CHECK_EQUAL(render(again.error()), "cafmq::duplicate_id: task "
+                                           + to_string(id) + " already exists");
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks"), 1);
+}
+
+CAF_TEST(copies of one builder spawn distinct tasks) {
+  auto builder = spawn_builder{"x"}.channel_name("copies").json(7);
+  auto result = spawn_many(*conn, std::vector<spawn_builder>(9, builder));
+  CAF_REQUIRE(result);
+  std::set<uuid> ids;
+  for (auto& x : *result)
+    ids.insert(x.id);
+  CAF_CHECK_EQUAL(ids.size(), 9u);
+  // One builder spawned twice is two tasks.
+  CAF_REQUIRE(builder.spawn(*conn));
+  CAF_REQUIRE(builder.spawn(*conn));
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks"), 11);
 }
 
 CAF_TEST(a live unique key refuses a second task without an error) {
@@ -176,8 +195,10 @@ CAF_TEST(batch spawn keeps array order and returns ids in order) {
     xs.push_back(spawn_builder{"b"}.channel_name("batch").json(i));
   auto result = spawn_or_throw(*conn, xs);
   CAF_REQUIRE_EQUAL(result.size(), 100u);
-  for (size_t i = 0; i < xs.size(); ++i)
-    CAF_CHECK(result[i].id == xs[i].id());
+  std::set<uuid> ids;
+  for (auto& x : result)
+    ids.insert(x.id);
+  CAF_CHECK_EQUAL(ids.size(), 100u);
   pqxx::nontransaction tx{*conn};
   auto rows = tx.exec("SELECT p.json::text FROM cafmq.tasks t JOIN "
                       "cafmq.payloads p USING (id) ORDER BY t.seq");

@@ -19,6 +19,38 @@ double seconds_until_run(db_fixture& f, const uuid& id) {
     + to_string(id) + "'");
 }
 
+// Spawns `n` tasks with `jitter` (backoff 100 s, cap 1 h), fails each first
+// attempt retryably, and returns how many retries were scheduled outside
+// [lo, hi] seconds after the failure and how many distinct delays there are.
+std::pair<int, int> jittered_retries(db_fixture& f, retry_jitter jitter, int n,
+                                     int lo, int hi) {
+  std::vector<spawn_builder> xs(n, spawn_builder{"t"}
+                                     .retries(1)
+                                     .backoff(std::chrono::seconds{100})
+                                     .backoff_cap(std::chrono::hours{1})
+                                     .jitter(jitter));
+  spawn_or_throw(*f.conn, xs);
+  auto q = f.poller();
+  auto batch = claim_or_throw(*q, request({"t"}, n));
+  if (batch.tasks.size() != static_cast<size_t>(n))
+    throw std::runtime_error("claimed " + std::to_string(batch.tasks.size()));
+  std::vector<attempt_failure> failures;
+  for (auto& t : batch.tasks)
+    failures.push_back({{t.id, t.attempt}, "boom", true});
+  auto before = f.query_value<std::string>("SELECT now()::text");
+  if (!q->fail(failures))
+    throw std::runtime_error("fail did not record");
+  auto after = f.query_value<std::string>("SELECT now()::text");
+  auto outside = f.query_value<int>(
+    "SELECT count(*) FROM cafmq.tasks WHERE state <> 'pending' OR run_at < '"
+    + before + "'::timestamptz + make_interval(secs => " + std::to_string(lo)
+    + ") OR run_at > '" + after + "'::timestamptz + make_interval(secs => "
+    + std::to_string(hi) + ")");
+  auto distinct
+    = f.query_value<int>("SELECT count(DISTINCT run_at) FROM cafmq.tasks");
+  return {outside, distinct};
+}
+
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(retry_tests, db_fixture)
@@ -92,6 +124,28 @@ CAF_TEST(error texts with any bytes are recorded) {
   auto st = status(*conn, id);
   CAF_CHECK(st->last_error
             == std::string{"quote ' \" backslash \\ brace { } nul  end"});
+}
+
+CAF_TEST(full jitter draws each retry delay between zero and the backoff) {
+  auto [outside, distinct]
+    = jittered_retries(*this, retry_jitter::full, 200, 0, 100);
+  CAF_CHECK_EQUAL(outside, 0);
+  CAF_CHECK_GREATER(distinct, 100);
+}
+
+CAF_TEST(equal jitter draws each retry delay in the upper half) {
+  auto [outside, distinct]
+    = jittered_retries(*this, retry_jitter::equal, 200, 50, 100);
+  CAF_CHECK_EQUAL(outside, 0);
+  CAF_CHECK_GREATER(distinct, 100);
+}
+
+CAF_TEST(without jitter every retry waits the backoff) {
+  auto [outside, distinct]
+    = jittered_retries(*this, retry_jitter::none, 50, 100, 100);
+  CAF_CHECK_EQUAL(outside, 0);
+  CAF_CHECK_EQUAL(
+    query_value<int>("SELECT count(DISTINCT run_at) FROM cafmq.tasks"), 1);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

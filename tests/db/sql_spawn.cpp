@@ -55,23 +55,22 @@ CAF_TEST(a task spawned from SQL with a name and payload takes the defaults) {
 }
 
 CAF_TEST(named arguments set the channel and the options) {
-  auto id = spawn_sql(*conn,
-                      "cafmq.spawn('ship', '{\"order\": 7}', "
-                      "channel_name => 'orders', channel_args => 'c1', "
-                      "ordered => true, max_attempts => 2, "
-                      "timeout => '30 seconds', "
-                      "run_at => now() + interval '1 hour')");
+  auto id = spawn_sql(*conn, "cafmq.spawn('ship', '{\"order\": 7}', "
+                             "channel_name => 'orders', channel_args => 'c1', "
+                             "ordered => true, max_attempts => 2, "
+                             "timeout => '30 seconds', "
+                             "run_at => now() + interval '1 hour')");
   auto st = status(*conn, id);
   CAF_REQUIRE(st);
   CAF_CHECK_EQUAL(st->channel_name, "orders");
   CAF_CHECK_EQUAL(st->channel_args, "c1");
   CAF_CHECK_EQUAL(st->max_attempts, 2);
-  CAF_CHECK(st->run_at > std::chrono::system_clock::now()
-                           + std::chrono::minutes{59});
+  CAF_CHECK(st->run_at
+            > std::chrono::system_clock::now() + std::chrono::minutes{59});
   CAF_CHECK_EQUAL(query_value<bool>("SELECT ordered FROM cafmq.tasks"), true);
-  CAF_CHECK_EQUAL(query_value<std::string>(
-                    "SELECT timeout::text FROM cafmq.tasks"),
-                  "00:00:30");
+  CAF_CHECK_EQUAL(
+    query_value<std::string>("SELECT timeout::text FROM cafmq.tasks"),
+    "00:00:30");
   // Not due for an hour: nothing to claim.
   auto q = poller();
   CAF_CHECK(claim_or_throw(*q, request({"ship"})).tasks.empty());
@@ -139,6 +138,7 @@ CAF_TEST(bad input is a clear error and writes nothing) {
   check("cafmq.spawn('t', to_jsonb(repeat('x', 1100000)))",
         "payload exceeds 1 MiB");
   check("cafmq.spawn('t', NULL, unique_key => '')", "unique_key");
+  check("cafmq.spawn('t', NULL, jitter => 'some')", "jitter must be full");
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks"), 0);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.payloads"), 0);
 }

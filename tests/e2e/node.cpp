@@ -464,6 +464,11 @@ CAF_TEST(the cli talks to a node) {
   CAF_CHECK_EQUAL(cli("spawn nope", out), 1);
   CAF_CHECK(out.find("unknown_handler") != std::string::npos);
   out.clear();
+  // A duplicate id is one line that names the task.
+  CAF_CHECK_EQUAL(cli("spawn echo --id=" + id, out), 1);
+  CAF_CHECK_EQUAL(out, "cafmq node: cafmq::duplicate_id: task " + id
+                         + " already exists\n");
+  out.clear();
   CAF_CHECK_EQUAL(cli("stats --secret=wrong", out), 4);
   CAF_CHECK(out.find("access_denied") != std::string::npos);
   out.clear();

@@ -317,4 +317,49 @@ CAF_TEST(a handler past its timeout is stopped and retried) {
   CAF_CHECK(st->last_error->find("timeout") != std::string::npos);
 }
 
+CAF_TEST(a custom failure filter extends the default one) {
+  // Decodes an int; 0 is a fatal error that only the task's filter knows.
+  auto handler = [](current_task& task) -> caf::error {
+    auto x = task.json<int>();
+    if (!x)
+      return std::move(x.error());
+    if (*x == 0)
+      return make_error(errc::handler_failed, "fatal");
+    return make_error(errc::handler_failed, "try again");
+  };
+  task_definition own{"own_filter", handler, {}};
+  own.is_failure = [](const caf::error& err) {
+    return render(err).find("fatal") != std::string::npos;
+  };
+  auto tasks = std::make_shared<registry>();
+  tasks->add(own);
+  tasks->add({"runner_filter", handler, {}});
+  auto cfg = config(tasks);
+  cfg.is_failure = [](const caf::error&) {
+    return false;
+  };
+  auto r = start(cfg);
+  std::vector<spawn_builder> xs{
+    spawn_builder{"own_filter"}.raw_json("\"not a number\""),
+    spawn_builder{"runner_filter"}.raw_json("\"not a number\""),
+    spawn_builder{"own_filter"}.json(0),
+    spawn_builder{"own_filter"}.json(1),
+  };
+  for (auto& x : xs)
+    x.retries(3).backoff(1h);
+  auto ids = spawn_or_throw(*conn, xs);
+  // Each first attempt ends: failed, or pending again for a retry.
+  wait_for([&] {
+    return query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE attempt "
+                            "= 1 AND state IN ('failed', 'pending')")
+           == 4;
+  });
+  // A payload the handler cannot decode stays definitive with either
+  // filter; the task's filter adds its own definitive errors.
+  CAF_CHECK_EQUAL(state_of(*conn, ids[0].id), "failed");
+  CAF_CHECK_EQUAL(state_of(*conn, ids[1].id), "failed");
+  CAF_CHECK_EQUAL(state_of(*conn, ids[2].id), "failed");
+  CAF_CHECK_EQUAL(state_of(*conn, ids[3].id), "pending");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

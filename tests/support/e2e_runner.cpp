@@ -9,7 +9,10 @@
 // no live task is left. With CAFMQ_E2E_PIDFILE set it writes its pid there
 // once its runner started. With CAFMQ_E2E_STOP_AFTER_MS set it stops after
 // that long instead (shutdown timeout 300 ms, handler grace 100 ms), and
-// "ignore_cancel" never returns: a handler that ignores its cancel.
+// "ignore_cancel" never returns: a handler that ignores its cancel. With
+// CAFMQ_E2E_SIGNALS set it runs until SIGINT or SIGTERM
+// (runner::wait_for_signal), which it blocks from the start so that a
+// signal sent early waits for that call.
 //
 //   cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]
 
@@ -18,7 +21,10 @@
 #include <iostream>
 #include <thread>
 
+#include <csignal>
+
 #include <pqxx/pqxx>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "cafmq/actors/runner.hpp"
@@ -95,6 +101,15 @@ int main(int argc, char** argv) {
   }
   url = argv[1];
   node = argv[2];
+  auto on_signals = std::getenv("CAFMQ_E2E_SIGNALS") != nullptr;
+  if (on_signals) {
+    // Every thread started from here on inherits the mask.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  }
   auto tasks = std::make_shared<cafmq::registry>();
   tasks->add({"record", record, {}});
   tasks->add({"wait_cancel", wait_cancel, {}});
@@ -124,6 +139,15 @@ int main(int argc, char** argv) {
   if (auto pidfile = std::getenv("CAFMQ_E2E_PIDFILE")) {
     std::ofstream out{pidfile};
     out << getpid() << '\n';
+  }
+  if (on_signals) {
+    auto sig = (*runner)->wait_for_signal();
+    if (!sig) {
+      std::cerr << node << ": " << cafmq::render(sig.error()) << '\n';
+      return 1;
+    }
+    std::cout << node << ": stopped by signal " << *sig << std::endl;
+    return *sig != 0 ? 0 : 1;
   }
   if (stop_after) {
     std::this_thread::sleep_for(

@@ -10,6 +10,7 @@
 
 #include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
+#include "cafmq/expected.hpp"
 #include "cafmq/queue_connection.hpp"
 #include "cafmq/spawn.hpp"
 
@@ -58,12 +59,6 @@ spawn_or_throw(pqxx::connection_base& conn,
 inline std::string state_of(pqxx::connection_base& conn, const uuid& id) {
   auto st = status(conn, id);
   return st ? to_string(st->state) : "unknown";
-}
-
-/// The value of `x`, or `fallback` when it holds an error.
-template <class T>
-T value_or(const caf::expected<T>& x, T fallback) {
-  return x ? *x : fallback;
 }
 
 /// Moves every time of a task `secs` seconds into the past, as if that much

@@ -34,8 +34,8 @@ caf::expected<runner_config> load(config& cfg, std::vector<std::string> args,
   std::vector<char*> argv{const_cast<char*>("test")};
   for (auto& arg : args)
     argv.push_back(arg.data());
-  if (auto err = cfg.parse(static_cast<int>(argv.size()), argv.data(),
-                           ini.c_str()))
+  if (auto err
+      = cfg.parse(static_cast<int>(argv.size()), argv.data(), ini.c_str()))
     return err;
   return cfg.runner(nullptr);
 }
@@ -117,8 +117,8 @@ CAF_TEST(the shipped config file lists every option with its default) {
   for (std::string line; std::getline(in, line);) {
     if (line.size() > 2 && line.front() == '[')
       group = line.substr(1, line.find(']') - 1);
-    else if (auto eq = line.find('='); eq != std::string::npos
-                                       && line.front() != ';')
+    else if (auto eq = line.find('=');
+             eq != std::string::npos && line.front() != ';')
       in_file.insert(group + "." + line.substr(0, eq));
   }
   auto options = listed_options(cfg);
@@ -131,14 +131,15 @@ CAF_TEST(the shipped config file lists every option with its default) {
       CAF_FAIL("config/cafmq.ini sets " << name << ", which is no option");
 }
 
-CAF_TEST(the command line sets options that the config file does not) {
+CAF_TEST(the command line sets options that the config file does not ) {
   config cfg;
-  auto loaded = load(cfg,
-                     {"--cafmq.prune-batch=7", "--cafmq.channel-idle-timeout=3s",
-                      "--cafmq.connect-timeout=4s", "--cafmq.keepalives=false",
-                      "--cafmq.application-name=billing",
-                      "--cafmq.worker-command=[\"/bin/worker\", \"--x\"]"},
-                     CAFMQ_SOURCE_DIR "/config/cafmq.ini");
+  auto loaded
+    = load(cfg,
+           {"--cafmq.prune-batch=7", "--cafmq.channel-idle-timeout=3s",
+            "--cafmq.connect-timeout=4s", "--cafmq.keepalives=false",
+            "--cafmq.application-name=billing",
+            "--cafmq.worker-command=[\"/bin/worker\", \"--x\"]"},
+           CAFMQ_SOURCE_DIR "/config/cafmq.ini");
   CAF_REQUIRE(loaded);
   CAF_CHECK_EQUAL(loaded->prune_batch, 7);
   CAF_CHECK_EQUAL(loaded->channel_idle_timeout.count(), 3000);
@@ -166,8 +167,8 @@ CAF_TEST(help lists the options of cafmq with their defaults) {
 
 CAF_TEST(an option with a value it cannot take is a clear error) {
   config cfg;
-  auto loaded = load(cfg, {"--cafmq.on-database-loss=explode"},
-                     "/nonexistent/cafmq.ini");
+  auto loaded
+    = load(cfg, {"--cafmq.on-database-loss=explode"}, "/nonexistent/cafmq.ini");
   CAF_REQUIRE(!loaded);
   CAF_CHECK_NOT_EQUAL(cafmq::render(loaded.error()).find("on-database-loss"),
                       std::string::npos);

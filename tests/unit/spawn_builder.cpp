@@ -2,6 +2,8 @@
 #define CAF_SUITE spawn_builder
 #include <caf/test/unit_test.hpp>
 
+#include <set>
+
 #include "cafmq/error.hpp"
 #include "cafmq/registry.hpp"
 #include "cafmq/spawn.hpp"
@@ -117,4 +119,28 @@ CAF_TEST(a registry refuses repeated and empty names) {
   CAF_CHECK_EQUAL(code_of(twice.error()), errc::invalid_name);
   auto empty = registry::make({{"", handler, {}}});
   CAF_CHECK_EQUAL(code_of(empty.error()), errc::invalid_name);
+}
+
+CAF_TEST(copies of a builder draw ids of their own at spawn) {
+  auto def = task_definition{"t", nullptr, {}};
+  std::vector<spawn_builder> xs(9, def.builder().json(1));
+  std::set<std::string> ids;
+  for (auto& x : xs) {
+    CAF_CHECK(!x.id());
+    ids.insert(x.to_spec()["id"].get<std::string>());
+  }
+  CAF_CHECK_EQUAL(ids.size(), 9u);
+  // Each spawn draws again: one builder spawned twice is two tasks.
+  auto first = xs[0].to_spec()["id"].get<std::string>();
+  auto second = xs[0].to_spec()["id"].get<std::string>();
+  CAF_CHECK_NOT_EQUAL(first, second);
+}
+
+CAF_TEST(an id set explicitly is copied) {
+  auto id = uuid::random();
+  auto x = spawn_builder{"t"}.id(id);
+  auto copy = x;
+  CAF_REQUIRE(copy.id());
+  CAF_CHECK(*copy.id() == id);
+  CAF_CHECK(copy.to_spec()["id"] == to_string(id));
 }

@@ -93,10 +93,14 @@ public:
   /// cafmq.request-timeout.
   caf::timespan request_timeout = defaults().request_timeout;
   /// cafmq.statement-timeout: `connection_options::statement_timeout`; 0: none.
-  caf::timespan statement_timeout = defaults().connection.statement_timeout.value_or(std::chrono::milliseconds{0});
+  caf::timespan statement_timeout
+    = defaults().connection.statement_timeout.value_or(
+      std::chrono::milliseconds{0});
   /// cafmq.idle-in-transaction-timeout:
   /// `connection_options::idle_in_transaction_session_timeout`; 0: none.
-  caf::timespan idle_in_transaction_timeout = defaults().connection.idle_in_transaction_session_timeout.value_or(std::chrono::milliseconds{0});
+  caf::timespan idle_in_transaction_timeout
+    = defaults().connection.idle_in_transaction_session_timeout.value_or(
+      std::chrono::milliseconds{0});
   /// cafmq.keepalives-idle: `connection_options::keepalives_idle`, in whole
   /// seconds.
   caf::timespan keepalives_idle = defaults().connection.keepalives_idle;

@@ -64,6 +64,18 @@ public:
   /// restart intensity exceeded. stop() and stats() return at once after.
   void wait();
 
+  /// Blocks until SIGINT or SIGTERM arrives, then stops gracefully (as
+  /// stop()), and returns the signal's number; returns 0 without a signal
+  /// when the runtime ends first (as wait()). While it waits, both signals
+  /// go to a handler that only writes to a pipe, and they are unblocked in
+  /// the calling thread (a program that blocks them in every thread before
+  /// starting the runner gets them here, even one sent before this call);
+  /// the previous handlers and signal mask are back before the stop
+  /// begins, so a second signal during the stop gets the program's own
+  /// handling (by default, it ends the process). One call at a time per
+  /// process: a second concurrent one is an error.
+  caf::expected<int> wait_for_signal();
+
 private:
   struct impl;
 

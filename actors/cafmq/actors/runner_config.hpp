@@ -118,8 +118,8 @@ struct runner_config {
   /// The program a worker process runs, with its arguments; empty: this
   /// program again, with the arguments it was started with.
   std::vector<std::string> worker_command;
-  /// Which handler errors fail a task at once (see failure_filter); tasks
-  /// may override it. Empty: default_is_failure.
+  /// Which handler errors fail a task at once besides the default's (see
+  /// failure_filter); tasks may replace it. Empty: default_is_failure.
   failure_filter is_failure = nullptr;
   /// Finished tasks are kept this long (for status and watch), then pruned
   /// in batches of prune_batch by one runner at a time.
