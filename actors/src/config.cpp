@@ -244,12 +244,11 @@ std::string config::help_text(const std::string& program) const {
       if (opt.category() != caf::string_view{"global"})
         flag += std::string{opt.category().begin(), opt.category().end()} + ".";
       flag += std::string{opt.long_name().begin(), opt.long_name().end()};
-      flag += "=<" + opt.type_name() + ">";
+      auto type = opt.type_name();
+      flag += "=<" + std::string{type.begin(), type.end()} + ">";
       out << flag;
       if (flag.size() < 40)
         out << std::string(40 - flag.size(), ' ');
-      else
-        out << "\n" << std::string(40, ' ');
       out << ' ' << opt.description() << '\n';
     }
   }

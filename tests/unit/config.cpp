@@ -173,3 +173,31 @@ CAF_TEST(an option with a value it cannot take is a clear error) {
   CAF_CHECK_NOT_EQUAL(cafmq::render(loaded.error()).find("on-database-loss"),
                       std::string::npos);
 }
+
+CAF_TEST(the README lists every option with its default) {
+  config cfg;
+  std::ifstream in{CAFMQ_SOURCE_DIR "/README.md"};
+  std::stringstream readme;
+  readme << in.rdbuf();
+  std::istringstream help{cfg.help_text("test")};
+  std::regex option{R"(^  --(cafmq[a-z.]*\.[a-z-]+)=.*\(default: (.*)\)$)"};
+  std::smatch m;
+  int rows = 0;
+  for (std::string line; std::getline(help, line);) {
+    if (!std::regex_search(line, m, option))
+      continue;
+    ++rows;
+    auto row = "| `" + m[1].str() + "` | ";
+    auto at = readme.str().find(row);
+    if (at == std::string::npos) {
+      CAF_FAIL("README.md has no row for " << m[1]);
+      continue;
+    }
+    auto end = readme.str().find('\n', at);
+    auto text = readme.str().substr(at, end - at);
+    if (text.find("| `" + m[2].str() + "` |") == std::string::npos)
+      CAF_FAIL("README.md: " << m[1] << " should default to " << m[2]
+                             << ": " << text);
+  }
+  CAF_CHECK_GREATER(rows, 40);
+}
