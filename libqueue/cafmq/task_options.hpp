@@ -8,8 +8,6 @@
 
 namespace cafmq {
 
-using namespace std::chrono_literals;
-
 /// Default options of a task definition; every spawn can override each one.
 struct task_options {
   /// Channel name; runners subscribe by name (all args of it).
@@ -19,9 +17,9 @@ struct task_options {
   /// Retries after the first attempt (4 → 5 attempts).
   int retries = 4;
   /// Delay before the first retry; doubles per retry.
-  std::chrono::microseconds backoff = 1s;
+  std::chrono::microseconds backoff = std::chrono::seconds{1};
   /// Upper bound of the retry delay.
-  std::chrono::microseconds backoff_cap = 1h;
+  std::chrono::microseconds backoff_cap = std::chrono::hours{1};
   /// Runs after every earlier ordered task of its channel has finished.
   bool ordered = false;
   /// Per-attempt time limit; none when empty.
