@@ -9,8 +9,8 @@
 #include <pqxx/pqxx>
 
 #include "cafmq/client.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 #include "cafmq/error.hpp"
-#include "cafmq/queue_connection.hpp"
 #include "cafmq/spawn.hpp"
 
 namespace cafmq::test {
