@@ -9,7 +9,7 @@
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 #include "cafmq/registry.hpp"
 #include "cafmq/task_backend.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/channel.hpp"
+#include "cafmq/actors/detail/channel.hpp"
 
 #include <deque>
 #include <unordered_map>
@@ -7,7 +7,7 @@
 #include <caf/all.hpp>
 
 #include "attempt.hpp"
-#include "cafmq/actors/event_hub.hpp"
+#include "cafmq/actors/detail/event_hub.hpp"
 
 namespace cafmq::actors {
 

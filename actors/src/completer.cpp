@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/completer.hpp"
+#include "cafmq/actors/detail/completer.hpp"
 
 #include <caf/all.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/detail/context.hpp"
 
 #include "started_attempts.hpp"
 

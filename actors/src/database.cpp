@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/database.hpp"
+#include "cafmq/actors/detail/database.hpp"
 
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
 #include "cafmq/client.hpp"
-#include "cafmq/connection_breaker.hpp"
+#include "cafmq/detail/connection_breaker.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 #include "cafmq/error.hpp"
-#include "cafmq/queue_connection.hpp"
 #include "spawn_by_name.hpp"
 
 namespace cafmq::actors {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/dispatcher.hpp"
+#include "cafmq/actors/detail/dispatcher.hpp"
 
 #include <algorithm>
 #include <set>
@@ -8,7 +8,7 @@
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/channel.hpp"
+#include "cafmq/actors/detail/channel.hpp"
 #include "cafmq/error.hpp"
 #include "claim_sizer.hpp"
 #include "dispatcher_state.hpp"

@@ -16,8 +16,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 #include "claim_sizer.hpp"
 
 namespace cafmq::actors::dispatcher_impl {

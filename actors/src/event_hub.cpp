@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/event_hub.hpp"
+#include "cafmq/actors/detail/event_hub.hpp"
 
 #include <map>
 

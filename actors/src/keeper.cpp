@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/keeper.hpp"
+#include "cafmq/actors/detail/keeper.hpp"
 
 #include <unordered_map>
 #include <unordered_set>

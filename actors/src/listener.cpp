@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/listener.hpp"
+#include "cafmq/actors/detail/listener.hpp"
 
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
-#include "cafmq/connection_breaker.hpp"
 #include "cafmq/connection_options.hpp"
+#include "cafmq/detail/connection_breaker.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
 #include "started_attempts.hpp"

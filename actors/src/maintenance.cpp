@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/maintenance.hpp"
+#include "cafmq/actors/detail/maintenance.hpp"
 
 #include <caf/all.hpp>
 

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "cafmq/actors/messages.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

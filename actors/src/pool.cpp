@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/pool.hpp"
+#include "cafmq/actors/detail/pool.hpp"
 
 #include <deque>
 #include <mutex>

@@ -12,8 +12,8 @@
 
 #include <caf/stateful_actor.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 #include "executor.hpp"
 #include "outcome_box.hpp"
 
@@ -114,7 +114,7 @@ void place_remotely(pool_ptr self, claimed_task task, channel_actor owner);
 void pump_remote(pool_ptr self);
 
 /// A worker joins: spawns and monitors its port.
-caf::result<worker_port_actor> join_worker(pool_ptr self, worker_offer offer,
+caf::result<worker_link_actor> join_worker(pool_ptr self, worker_offer offer,
                                            worker_actor worker);
 
 /// A port ended: forgets its worker; true if `msg` was about a port.

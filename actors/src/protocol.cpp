@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/protocol.hpp"
 
+#include "cafmq/actors/detail/protocol.hpp"
+
 #include <caf/actor_system_config.hpp>
 
 namespace cafmq::actors {
@@ -35,6 +37,7 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<worker_offer>("cafmq::worker_offer")
     .add_message_type<event_actor>("cafmq::event_actor")
     .add_message_type<worker_actor>("cafmq::worker_actor")
+    .add_message_type<worker_link_actor>("cafmq::worker_link_actor")
     .add_message_type<worker_port_actor>("cafmq::worker_port_actor")
     .add_message_type<offer_listener_actor>("cafmq::offer_listener_actor")
     .add_message_type<node_actor>("cafmq::node_actor")

@@ -8,7 +8,7 @@
 #include <caf/all.hpp>
 
 #include "attempt.hpp"
-#include "cafmq/actors/worker_port.hpp"
+#include "cafmq/actors/detail/worker_port.hpp"
 #include "cafmq/error.hpp"
 #include "pool_state.hpp"
 
@@ -111,7 +111,7 @@ void pump_remote(pool_ptr self) {
   }
 }
 
-caf::result<worker_port_actor> join_worker(pool_ptr self, worker_offer offer,
+caf::result<worker_link_actor> join_worker(pool_ptr self, worker_offer offer,
                                            worker_actor worker) {
   auto& st = self->state;
   if (st.stopping)
@@ -137,7 +137,8 @@ caf::result<worker_port_actor> join_worker(pool_ptr self, worker_offer offer,
   report_offer(self);
   pump_remote(self);
   flush(self);
-  return port;
+  // The worker sees the part of the port it reports to.
+  return worker_link_actor{port};
 }
 
 bool worker_down(pool_ptr self, const caf::down_msg& msg) {

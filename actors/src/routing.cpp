@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <caf/all.hpp>
 
-#include "cafmq/actors/channel.hpp"
+#include "cafmq/actors/detail/channel.hpp"
 #include "cafmq/error.hpp"
 #include "dispatcher_state.hpp"
 

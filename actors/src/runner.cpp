@@ -9,13 +9,13 @@
 #include <pqxx/pqxx>
 #include <unistd.h>
 
-#include "cafmq/actors/database.hpp"
+#include "cafmq/actors/detail/database.hpp"
+#include "cafmq/actors/detail/supervisor.hpp"
 #include "cafmq/actors/isolation.hpp"
 #include "cafmq/actors/node.hpp"
-#include "cafmq/actors/supervisor.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
-#include "cafmq/queue_connection.hpp"
 #include "cafmq/sql.hpp"
 #include "node_auth.hpp"
 #include "started_attempts.hpp"

@@ -3,7 +3,7 @@
 
 #include <caf/send.hpp>
 
-#include "cafmq/actors/event_hub.hpp"
+#include "cafmq/actors/detail/event_hub.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {

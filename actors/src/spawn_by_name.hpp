@@ -10,7 +10,7 @@
 
 #include <caf/expected.hpp>
 
-#include "cafmq/actors/context.hpp"
+#include "cafmq/actors/detail/context.hpp"
 #include "cafmq/spawn.hpp"
 
 namespace cafmq::actors {

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/supervisor.hpp"
+#include "cafmq/actors/detail/supervisor.hpp"
 
 #include <deque>
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/completer.hpp"
-#include "cafmq/actors/database.hpp"
-#include "cafmq/actors/dispatcher.hpp"
-#include "cafmq/actors/event_hub.hpp"
-#include "cafmq/actors/keeper.hpp"
-#include "cafmq/actors/listener.hpp"
-#include "cafmq/actors/maintenance.hpp"
-#include "cafmq/actors/pool.hpp"
+#include "cafmq/actors/detail/completer.hpp"
+#include "cafmq/actors/detail/database.hpp"
+#include "cafmq/actors/detail/dispatcher.hpp"
+#include "cafmq/actors/detail/event_hub.hpp"
+#include "cafmq/actors/detail/keeper.hpp"
+#include "cafmq/actors/detail/listener.hpp"
+#include "cafmq/actors/detail/maintenance.hpp"
+#include "cafmq/actors/detail/pool.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"

@@ -13,8 +13,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
-#include "cafmq/actors/database.hpp"
-#include "cafmq/actors/supervisor.hpp"
+#include "cafmq/actors/detail/database.hpp"
+#include "cafmq/actors/detail/supervisor.hpp"
 
 namespace cafmq::actors {
 

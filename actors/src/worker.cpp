@@ -23,7 +23,7 @@ namespace {
 /// the handler's own transaction.
 class port_backend : public attempt_backend {
 public:
-  port_backend(caf::actor_system& sys, worker_port_actor port,
+  port_backend(caf::actor_system& sys, worker_link_actor port,
                caf::timespan timeout)
     : sys_(sys), port_(std::move(port)), timeout_(timeout) {
     // nop
@@ -63,7 +63,7 @@ private:
   }
 
   caf::actor_system& sys_;
-  worker_port_actor port_;
+  worker_link_actor port_;
   caf::timespan timeout_;
 };
 
@@ -74,7 +74,7 @@ using worker_impl_actor = worker_actor::extend<caf::reacts_to<collect_atom>>;
 struct worker_state {
   std::shared_ptr<const worker_config> cfg;
   std::unique_ptr<logger> log;
-  worker_port_actor port;
+  worker_link_actor port;
   std::shared_ptr<executor> exec;
   // The attempts here, queued or running: their tokens and task names.
   struct held {
@@ -181,7 +181,7 @@ worker_impl_actor::behavior_type worker(worker_ptr self, node_actor node,
     ->request(node, st.cfg->request_timeout, join_atom::value, offer,
               caf::actor_cast<worker_actor>(self))
     .then(
-      [=](worker_port_actor& port) {
+      [=](worker_link_actor& port) {
         auto& st = self->state;
         self->monitor(port);
         st.port = std::move(port);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/actors/worker_port.hpp"
+#include "cafmq/actors/detail/worker_port.hpp"
 
 #include <cstring>
 #include <unordered_set>

@@ -16,9 +16,9 @@
 
 #include <caf/all.hpp>
 
+#include "cafmq/actors/detail/worker_port.hpp"
 #include "cafmq/actors/isolation.hpp"
 #include "cafmq/actors/worker.hpp"
-#include "cafmq/actors/worker_port.hpp"
 #include "cafmq/error.hpp"
 
 extern char** environ;

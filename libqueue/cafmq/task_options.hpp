@@ -8,8 +8,6 @@
 
 namespace cafmq {
 
-using namespace std::chrono_literals;
-
 /// How retry delays are spread (AWS's definitions), applied to the capped
 /// exponential delay d = min(backoff_cap, backoff * 2^(retry - 1)).
 enum class retry_jitter {
@@ -33,9 +31,9 @@ struct task_options {
   /// Retries after the first attempt (4 → 5 attempts).
   int retries = 4;
   /// Delay before the first retry; doubles per retry.
-  std::chrono::microseconds backoff = 1s;
+  std::chrono::microseconds backoff = std::chrono::seconds{1};
   /// Upper bound of the retry delay.
-  std::chrono::microseconds backoff_cap = 1h;
+  std::chrono::microseconds backoff_cap = std::chrono::hours{1};
   /// Random spread of the retry delay; none by default.
   retry_jitter jitter = retry_jitter::none;
   /// Runs after every earlier ordered task of its channel has finished.

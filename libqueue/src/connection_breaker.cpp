@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/connection_breaker.hpp"
+#include "cafmq/detail/connection_breaker.hpp"
 
 #include <cerrno>
 #include <system_error>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "cafmq/queue_connection.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 
 #include <pqxx/pqxx>
 

@@ -12,7 +12,7 @@
 
 #include "cafmq/checkpoint.hpp"
 #include "cafmq/claimed_task.hpp"
-#include "cafmq/queue_connection.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 
 namespace cafmq::detail {
 

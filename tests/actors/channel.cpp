@@ -2,7 +2,7 @@
 #define CAF_SUITE channel
 #include <caf/test/dsl.hpp>
 
-#include "cafmq/actors/channel.hpp"
+#include "cafmq/actors/detail/channel.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

@@ -2,7 +2,7 @@
 #define CAF_SUITE completer
 #include <caf/test/dsl.hpp>
 
-#include "cafmq/actors/completer.hpp"
+#include "cafmq/actors/detail/completer.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

@@ -371,8 +371,8 @@ CAF_TEST(a joined worker runs the attempts of the names it offers) {
   self->send(rt, join_atom::value, worker_offer{"w1", {"remote"}, 2, 0},
              worker);
   settle();
-  worker_port_actor port;
-  self->receive([&](worker_port_actor& x) { port = std::move(x); });
+  worker_link_actor port;
+  self->receive([&](worker_link_actor& x) { port = std::move(x); });
   CAF_CHECK_EQUAL(log->claim_limits.back(), 6);
   claim_result batch;
   auto r1 = make_task("remote");

@@ -2,7 +2,7 @@
 #define CAF_SUITE events
 #include <caf/test/dsl.hpp>
 
-#include "cafmq/actors/event_hub.hpp"
+#include "cafmq/actors/detail/event_hub.hpp"
 #include "spawn_by_name.hpp"
 #include "support/stand_ins.hpp"
 

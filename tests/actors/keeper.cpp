@@ -2,7 +2,7 @@
 #define CAF_SUITE keeper
 #include <caf/test/dsl.hpp>
 
-#include "cafmq/actors/keeper.hpp"
+#include "cafmq/actors/detail/keeper.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

@@ -2,7 +2,7 @@
 #define CAF_SUITE pool
 #include <caf/test/dsl.hpp>
 
-#include "cafmq/actors/pool.hpp"
+#include "cafmq/actors/detail/pool.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

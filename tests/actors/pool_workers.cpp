@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "cafmq/actors/pool.hpp"
+#include "cafmq/actors/detail/pool.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;
@@ -26,14 +26,14 @@ struct pool_workers_fixture : unit_fixture {
   }
 
   // Joins a stand-in worker; returns it and its port.
-  std::pair<worker_actor, worker_port_actor>
+  std::pair<worker_actor, worker_link_actor>
   join(std::string node, std::int32_t capacity,
        std::vector<std::string> names = {"remote"}, std::int64_t pid = 0) {
     auto worker = stand_in(stand_in_worker);
     worker_offer offer{std::move(node), std::move(names), capacity, pid};
     self->send(pool, join_atom::value, offer, worker);
     sched.run();
-    return {worker, answer<worker_port_actor>()};
+    return {worker, answer<worker_link_actor>()};
   }
 
   std::vector<claimed_task> run(std::vector<std::string> names) {

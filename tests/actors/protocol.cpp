@@ -4,7 +4,7 @@
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 using namespace caf;
 using namespace cafmq;

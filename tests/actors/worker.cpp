@@ -17,28 +17,22 @@ struct port_log {
   std::vector<std::vector<task_outcome>> done;
 };
 
-using port_stand_in = worker_port_actor::stateful_base<port_log>;
+using port_stand_in = worker_link_actor::stateful_base<port_log>;
 
-worker_port_actor::behavior_type
-stand_in_port(worker_port_actor::stateful_pointer<port_log> self) {
+worker_link_actor::behavior_type
+stand_in_port(worker_link_actor::stateful_pointer<port_log> self) {
   return {
-    [](run_atom, const std::vector<claimed_task>&) {},
-    [](cancel_atom, const attempt_ref&, cancel_reason) {},
     [=](done_atom, const std::vector<task_outcome>& xs) {
       self->state.done.push_back(xs);
     },
     [](checkpt_atom, const attempt_ref&, const checkpoint&) { return true; },
     [](renew_atom, const attempt_ref&, timespan) { return true; },
-    [](peers_atom, const database_actor&) {},
-    [](exited_atom, std::int32_t) {},
-    [](lost_atom) {},
-    [](stop_atom) {},
   };
 }
 
 struct node_log {
   std::vector<worker_offer> joins;
-  worker_port_actor port;
+  worker_link_actor port;
 };
 
 using node_stand_in = node_actor::stateful_base<node_log>;
@@ -101,7 +95,7 @@ struct worker_fixture : unit_fixture {
   }
 
   worker_config wcfg;
-  worker_port_actor port = stand_in(stand_in_port);
+  worker_link_actor port = stand_in(stand_in_port);
   node_actor node = stand_in(stand_in_node);
   worker_actor worker;
 };

@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "cafmq/actors/worker_port.hpp"
+#include "cafmq/actors/detail/worker_port.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

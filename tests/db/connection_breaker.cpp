@@ -13,7 +13,7 @@
 
 #include <caf/detail/scope_guard.hpp>
 
-#include "cafmq/connection_breaker.hpp"
+#include "cafmq/detail/connection_breaker.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
 

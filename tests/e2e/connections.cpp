@@ -8,8 +8,8 @@
 
 #include <caf/all.hpp>
 
-#include "cafmq/actors/database.hpp"
-#include "cafmq/actors/listener.hpp"
+#include "cafmq/actors/detail/database.hpp"
+#include "cafmq/actors/detail/listener.hpp"
 #include "cafmq/actors/runner.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/current_task.hpp"

@@ -12,7 +12,7 @@
 
 #include <pqxx/pqxx>
 
-#include "cafmq/queue_connection.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 
 namespace cafmq::test {
 

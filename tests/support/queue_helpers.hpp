@@ -9,9 +9,9 @@
 #include <pqxx/pqxx>
 
 #include "cafmq/client.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/expected.hpp"
-#include "cafmq/queue_connection.hpp"
 #include "cafmq/spawn.hpp"
 
 namespace cafmq::test {

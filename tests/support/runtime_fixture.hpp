@@ -14,7 +14,7 @@
 #include <map>
 #include <set>
 
-#include "cafmq/actors/supervisor.hpp"
+#include "cafmq/actors/detail/supervisor.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"

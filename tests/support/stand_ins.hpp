@@ -86,7 +86,7 @@ stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
     [](kill_atom, const attempt_ref&) {},
     [](peers_atom, const database_actor&) {},
     [](join_atom, const worker_offer&,
-       const worker_actor&) -> caf::result<worker_port_actor> {
+       const worker_actor&) -> caf::result<worker_link_actor> {
       return caf::make_error(caf::sec::invalid_argument);
     },
     [=](done_atom, const std::vector<task_outcome>& xs) {

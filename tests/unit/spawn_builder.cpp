@@ -9,6 +9,7 @@
 #include "cafmq/spawn.hpp"
 
 using namespace cafmq;
+using namespace std::chrono_literals;
 
 namespace {
 

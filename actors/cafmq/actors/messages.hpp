@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
-// The message types of the runtime's protocol (see protocol.hpp), each with
-// an `inspect` overload so that it can cross to another node. The queue's
-// own types (claimed_task, attempt_ref, checkpoint...) get theirs here too:
-// libqueue does not depend on the actor runtime.
+// The message types of the runtime's public protocol (see protocol.hpp),
+// each with an `inspect` overload so that it can cross to another node. The
+// queue's own types (claimed_task, attempt_ref, checkpoint...) get theirs
+// here too: libqueue does not depend on the actor runtime. The runtime's
+// internal message types are in cafmq/actors/detail/messages.hpp.
 
 #include <chrono>
 #include <cstdint>
@@ -22,7 +23,6 @@
 #include "cafmq/cancellation.hpp"
 #include "cafmq/checkpoint.hpp"
 #include "cafmq/claimed_task.hpp"
-#include "cafmq/queue_connection.hpp"
 #include "cafmq/task_status.hpp"
 
 namespace cafmq::actors {
@@ -53,39 +53,6 @@ struct task_outcome {
   std::string error;
   /// For `failed`: false fails the task at once, whatever attempts are left.
   bool retryable = true;
-};
-
-/// Outcomes to write in one transaction.
-struct write_batch {
-  /// Attempts to record as completed.
-  std::vector<attempt_ref> completed;
-  /// Attempts to record as failed.
-  std::vector<attempt_failure> failed;
-  /// Attempts to give back: never started, not counted as attempts.
-  std::vector<attempt_ref> released;
-
-  /// True when there is nothing to write.
-  bool empty() const noexcept {
-    return completed.empty() && failed.empty() && released.empty();
-  }
-};
-
-/// What a channel's owner tells the dispatcher when attempts leave the
-/// handler slots.
-struct finished_counts {
-  /// Attempts whose handlers succeeded.
-  std::int32_t completed = 0;
-  /// Attempts whose handlers failed.
-  std::int32_t failed = 0;
-  /// Attempts given back unstarted (or interrupted by a stop).
-  std::int32_t released = 0;
-  /// Ended without an outcome to write (lost lease, own transaction).
-  std::int32_t recorded = 0;
-
-  /// Every attempt that left the handler slots.
-  std::int32_t total() const noexcept {
-    return completed + failed + released + recorded;
-  }
 };
 
 /// Counters of one runtime.
@@ -274,12 +241,6 @@ typename Inspector::result_type inspect(Inspector& f, attempt_ref& x) {
 }
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
-  return f(caf::meta::type_name("cafmq::attempt_failure"), x.ref, x.error,
-           x.retryable);
-}
-
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, claimed_task& x) {
   using actors::detail::from_caf;
   using actors::detail::to_caf;
@@ -297,35 +258,6 @@ typename Inspector::result_type inspect(Inspector& f, claimed_task& x) {
   return f(caf::meta::type_name("cafmq::claimed_task"), x.id, x.name,
            x.channel_name, x.channel_args, x.attempt, x.max_attempts, x.ordered,
            timeout, deadline_in, json, bytes, load);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, claim_request& x) {
-  return f(caf::meta::type_name("cafmq::claim_request"), x.node, x.names,
-           x.channels, x.limit, x.lease, x.max_lost, x.paused);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, claim_result& x) {
-  using actors::detail::from_caf;
-  using actors::detail::to_caf;
-  auto name = to_caf(x.cursor.channel_name);
-  auto args = to_caf(x.cursor.channel_args);
-  auto wait = to_caf(x.wait);
-  auto load = caf::meta::load_callback([&]() -> caf::error {
-    x.cursor.channel_name = from_caf(name);
-    x.cursor.channel_args = from_caf(args);
-    x.wait = from_caf(wait);
-    return caf::none;
-  });
-  return f(caf::meta::type_name("cafmq::claim_result"), x.tasks, name, args,
-           wait, load);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, lease_state& x) {
-  return f(caf::meta::type_name("cafmq::lease_state"), x.id,
-           x.cancel_requested);
 }
 
 template <class Inspector>
@@ -384,18 +316,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_outcome& x) {
   return f(caf::meta::type_name("cafmq::task_outcome"), x.ref, x.kind, x.error,
            x.retryable);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, write_batch& x) {
-  return f(caf::meta::type_name("cafmq::write_batch"), x.completed, x.failed,
-           x.released);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, finished_counts& x) {
-  return f(caf::meta::type_name("cafmq::finished_counts"), x.completed,
-           x.failed, x.released, x.recorded);
 }
 
 template <class Inspector>

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
-// The runtime's protocol: every atom and actor interface (the message types
-// are in messages.hpp). Read it as the table of contents of actors/: who
-// takes what, and what it answers. Every message type has an `inspect`
-// overload and is registered by `add_message_types`, so any message can
-// cross to another node; a message that no interface lists does not
-// compile. actors/README.md draws the flow.
+// The runtime's public protocol: the atoms and actor interfaces that an
+// application, another node or a worker uses (the message types are in
+// messages.hpp). The interfaces of the runtime's own actors are in
+// cafmq/actors/detail/protocol.hpp, which is not installed; together they
+// are the table of contents of actors/: who takes what, and what it answers.
+// Every message type has an `inspect` overload and is registered by
+// `add_message_types`, so any message can cross to another node; a message
+// that no interface lists does not compile. actors/README.md draws the
+// flow.
 
 #include <chrono>
 #include <cstdint>
@@ -27,51 +30,30 @@ namespace cafmq::actors {
 // -- atoms --------------------------------------------------------------------
 
 ///@{
-/// An atom of the protocol: the interfaces below say who sends it, with
-/// what, and what it means there.
-using claim_atom = caf::atom_constant<caf::atom("claim")>;
-using record_atom = caf::atom_constant<caf::atom("record")>;
+/// An atom of the public protocol: the interfaces below say who sends it,
+/// with what, and what it means there.
 using renew_atom = caf::atom_constant<caf::atom("renew")>;
 using checkpt_atom = caf::atom_constant<caf::atom("checkpt")>;
-using prune_atom = caf::atom_constant<caf::atom("prune")>;
-using expire_atom = caf::atom_constant<caf::atom("expire")>;
-using ready_atom = caf::atom_constant<caf::atom("ready")>;
-using rescan_atom = caf::atom_constant<caf::atom("rescan")>;
-using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using run_atom = caf::atom_constant<caf::atom("run")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;
-using collect_atom = caf::atom_constant<caf::atom("collect")>;
-using flush_atom = caf::atom_constant<caf::atom("flush")>;
-using retry_atom = caf::atom_constant<caf::atom("retry")>;
-using written_atom = caf::atom_constant<caf::atom("written")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
-using drain_atom = caf::atom_constant<caf::atom("drain")>;
 using abandon_atom = caf::atom_constant<caf::atom("abandon")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
-using deadline_atom = caf::atom_constant<caf::atom("deadline")>;
-using kill_atom = caf::atom_constant<caf::atom("kill")>;
-using retire_atom = caf::atom_constant<caf::atom("retire")>;
-using idle_atom = caf::atom_constant<caf::atom("idle")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
-using channels_atom = caf::atom_constant<caf::atom("channels")>;
-using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using pause_atom = caf::atom_constant<caf::atom("pause")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using lost_atom = caf::atom_constant<caf::atom("lost")>;
 using restart_atom = caf::atom_constant<caf::atom("restart")>;
-using poll_atom = caf::atom_constant<caf::atom("poll")>;
 using spawn_atom = caf::atom_constant<caf::atom("spawn")>;
 using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
 using join_atom = caf::atom_constant<caf::atom("join")>;
-using offer_atom = caf::atom_constant<caf::atom("offer")>;
 using exited_atom = caf::atom_constant<caf::atom("exited")>;
 using hello_atom = caf::atom_constant<caf::atom("hello")>;
 using auth_atom = caf::atom_constant<caf::atom("auth")>;
-using hold_atom = caf::atom_constant<caf::atom("hold")>;
 ///@}
 
 // -- actor interfaces ---------------------------------------------------------
@@ -84,36 +66,10 @@ using handler_actor
   = caf::typed_actor<caf::replies_to<run_atom, claimed_task>::with<bool>,
                      caf::reacts_to<cancel_atom, cancel_reason>>;
 
-/// One libpqxx connection, owned by one detached actor.
-using database_actor = caf::typed_actor<
-  caf::replies_to<claim_atom, claim_request>::with<claim_result>,
-  caf::replies_to<record_atom, write_batch>::with<bool>,
-  caf::replies_to<renew_atom, std::vector<attempt_ref>,
-                  caf::timespan>::with<std::vector<lease_state>>,
-  caf::replies_to<checkpt_atom, attempt_ref, checkpoint>::with<bool>,
-  caf::replies_to<prune_atom, caf::timespan, std::int32_t>::with<std::int64_t>,
-  caf::replies_to<expire_atom, std::int32_t>::with<std::int64_t>,
-  caf::replies_to<cancel_atom, uuid>::with<std::string>,
-  caf::replies_to<status_atom, uuid>::with<task_status>,
-  // runtime: spawn a task by name from its definition's defaults (the
-  // definitions are in the runtime context).
-  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>>;
-
-/// Runs one non-blocking handler on the scheduler, then quits.
-using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
-
 /// A subscriber to task events (see runtime_actor's subscribe): batches of
 /// events in the order the runtime saw them.
 using event_actor
   = caf::typed_actor<caf::reacts_to<event_atom, std::vector<task_event>>>;
-
-/// The runtime's event hub: channels and the runtime send it events (only
-/// while someone subscribes), subscribers get the ones their filter passes.
-/// A spawn being written holds its task's events (hold_atom) until its
-/// `spawned` event comes, or abandon_atom says that none will.
-using event_hub_actor = event_actor::extend<
-  caf::reacts_to<subscribe_atom, event_filter, event_actor>,
-  caf::reacts_to<hold_atom, uuid>, caf::reacts_to<abandon_atom, uuid>>;
 
 /// A worker node's side of a joined worker (remote, or a local worker
 /// process): runs the attempts the runner sends and reports to its port.
@@ -125,151 +81,15 @@ using worker_actor = caf::typed_actor<
   // port: the runner leaves; cancel what runs and quit.
   caf::reacts_to<stop_atom>>;
 
-/// The runner's side of one joined worker: spawned by the pool, it owns the
-/// attempts sent to the worker, monitors the worker actor and fences
-/// everything it sends back by (id, attempt).
-using worker_port_actor = caf::typed_actor<
-  // pool: run these on the worker.
-  caf::reacts_to<run_atom, std::vector<claimed_task>>,
-  // pool: cancel an attempt the worker holds.
-  caf::reacts_to<cancel_atom, attempt_ref, cancel_reason>,
+/// A joined worker's port as the worker sees it: where the worker reports
+/// the attempts it runs. The runtime's side (detail/protocol.hpp's
+/// worker_port_actor) extends it.
+using worker_link_actor = caf::typed_actor<
   // worker: attempts ended.
   caf::reacts_to<done_atom, std::vector<task_outcome>>,
   // worker: a handler's checkpoint, and its keep_alive(d).
   caf::replies_to<checkpt_atom, attempt_ref, checkpoint>::with<bool>,
-  caf::replies_to<renew_atom, attempt_ref, caf::timespan>::with<bool>,
-  // pool: a new write database.
-  caf::reacts_to<peers_atom, database_actor>,
-  // pool: the worker's process ended with this wait status (isolation).
-  caf::reacts_to<exited_atom, std::int32_t>,
-  // own timer: the worker's process left without a status; fail its
-  // attempts anyway.
-  caf::reacts_to<lost_atom>,
-  // pool: the runtime stops.
-  caf::reacts_to<stop_atom>>;
-
-/// Learns which task names joined workers offer and their total capacity:
-/// the dispatcher as the pool sees it (declared apart because the
-/// dispatcher's interface names the pool's).
-using offer_listener_actor = caf::typed_actor<
-  caf::reacts_to<offer_atom, std::vector<std::string>, std::int32_t>>;
-
-/// Executes attempts and reports each outcome to its owner: the channel
-/// actor that sent them.
-using pool_actor = caf::typed_actor<
-  // owner: run these (they passed the channel's rules).
-  caf::reacts_to<run_atom, std::vector<claimed_task>>,
-  // owner: fire the attempt's token, or end it if it has not started.
-  caf::reacts_to<cancel_atom, attempt_ref, cancel_reason>,
-  // executor threads: outcomes wait in the shared box.
-  caf::reacts_to<collect_atom>,
-  // an inline job (non-blocking handler) ended.
-  caf::reacts_to<done_atom, task_outcome>,
-  // own timer: a handler actor ignored its cancel for the grace period.
-  caf::reacts_to<kill_atom, attempt_ref>,
-  // runtime: a new write database (checkpoints and keep-alives).
-  caf::reacts_to<peers_atom, database_actor>,
-  // runtime: the dispatcher, told what joined workers offer (at start and
-  // after a restart of either).
-  caf::reacts_to<peers_atom, offer_listener_actor>,
-  // runtime: a worker node joins; answers the port it talks to.
-  caf::replies_to<join_atom, worker_offer,
-                  worker_actor>::with<worker_port_actor>,
-  // a worker port: attempts on its worker ended.
-  caf::reacts_to<done_atom, std::vector<task_outcome>>,
-  // runtime: the worker process with this pid ended (wait status).
-  caf::reacts_to<exited_atom, std::int64_t, std::int32_t>,
-  // the runtime stops: give back what waits for a thread.
-  caf::reacts_to<stop_atom>>;
-
-/// Writes outcomes in batches (group commit) and tells each owner (the
-/// channel actor that sent them) once they are in the database.
-using completer_actor
-  = caf::typed_actor<caf::reacts_to<record_atom, std::vector<task_outcome>>,
-                     caf::replies_to<flush_atom>::with<bool>,
-                     caf::reacts_to<peers_atom, database_actor>,
-                     // own timer: retry a failed write.
-                     caf::reacts_to<retry_atom>>;
-
-/// The owner of every attempt of one (channel name, args) in this runtime,
-/// from claim to written outcome.
-using channel_actor = caf::typed_actor<
-  // dispatcher: attempts of one claim, in claim order.
-  caf::reacts_to<run_atom, std::vector<claimed_task>>,
-  // dispatcher or keeper: the task's attempt here ends (cancel, lost lease).
-  caf::reacts_to<cancel_atom, uuid, cancel_reason>,
-  // timer or executor: an attempt reached its timeout or deadline.
-  caf::reacts_to<deadline_atom, attempt_ref, cancel_reason>,
-  // pool: handlers ended.
-  caf::reacts_to<done_atom, std::vector<task_outcome>>,
-  // completer: these outcomes are in the database.
-  caf::reacts_to<written_atom, std::vector<attempt_ref>>,
-  // keeper: the attempts whose leases to renew.
-  caf::replies_to<renew_atom>::with<std::vector<attempt_ref>>,
-  // keeper: attempts no longer owned.
-  caf::reacts_to<lost_atom, std::vector<attempt_ref>>,
-  // dispatcher: the pool or completer was restarted.
-  caf::reacts_to<peers_atom, pool_actor>,
-  caf::reacts_to<peers_atom, completer_actor>,
-  // dispatcher: pause (true) or resume (false) starting attempts.
-  caf::reacts_to<pause_atom, bool>,
-  // dispatcher: the runtime stops; give back what has not started.
-  caf::reacts_to<stop_atom>,
-  // dispatcher: the shutdown timeout passed; cancel what runs.
-  caf::reacts_to<abandon_atom>,
-  // own timer: idle since this generation.
-  caf::reacts_to<idle_atom, std::uint64_t>>;
-
-/// Decides when and how much to claim, and routes attempts and cancels to
-/// their channel actors.
-using dispatcher_actor = caf::typed_actor<
-  // listener: a channel name has new work.
-  caf::reacts_to<ready_atom, std::string>,
-  // listener, completer: claim now.
-  caf::reacts_to<rescan_atom>,
-  // listener: a cancel was requested for a task of (name, args).
-  caf::reacts_to<cancel_atom, std::string, std::string, uuid>,
-  // own timer of this generation.
-  caf::reacts_to<wake_atom, std::uint64_t>,
-  // a channel: attempts left their handlers.
-  caf::reacts_to<done_atom, std::string, finished_counts>,
-  // an idle channel: may it quit?
-  caf::replies_to<retire_atom, std::string>::with<bool>,
-  // keeper: the channels to ask for leases.
-  caf::replies_to<channels_atom>::with<std::vector<channel_actor>>,
-  caf::reacts_to<pause_atom, std::string, bool>,
-  // runtime: a restarted sibling (claim database, pool, completer).
-  caf::reacts_to<peers_atom, database_actor>,
-  caf::reacts_to<peers_atom, pool_actor>,
-  caf::reacts_to<peers_atom, completer_actor>,
-  // pool: the task names that joined workers offer, and their capacity
-  // (claimed beyond max_concurrency).
-  caf::reacts_to<offer_atom, std::vector<std::string>, std::int32_t>,
-  // runtime: stop claiming, give back what has not started; answers when
-  // no attempt is held.
-  caf::replies_to<drain_atom>::with<bool>,
-  // runtime: the shutdown timeout passed.
-  caf::reacts_to<abandon_atom>,
-  caf::replies_to<stats_atom>::with<runner_stats>>;
-
-/// Renews the leases of every attempt the channels own, in one statement
-/// per interval.
-using keeper_actor
-  = caf::typed_actor<caf::reacts_to<tick_atom>,
-                     caf::reacts_to<peers_atom, database_actor>,
-                     caf::reacts_to<peers_atom, dispatcher_actor>,
-                     // its counters: cancels_at_renewal and lost.
-                     caf::replies_to<stats_atom>::with<runner_stats>>;
-
-/// Prunes finished tasks and expires reservations.
-using maintenance_actor
-  = caf::typed_actor<caf::reacts_to<tick_atom>,
-                     caf::reacts_to<peers_atom, database_actor>>;
-
-/// Turns notifications into dispatcher messages; its own poll loop.
-using listener_actor
-  = caf::typed_actor<caf::reacts_to<poll_atom>,
-                     caf::reacts_to<peers_atom, dispatcher_actor>>;
+  caf::replies_to<renew_atom, attempt_ref, caf::timespan>::with<bool>>;
 
 /// Receives the events of a watched task: its current state first, then
 /// every change, up to a final state; an error ends the stream.
@@ -299,7 +119,7 @@ using node_actor = caf::typed_actor<
   caf::reacts_to<subscribe_atom, event_filter, event_actor>,
   // A worker node joins (see worker_actor).
   caf::replies_to<join_atom, worker_offer,
-                  worker_actor>::with<worker_port_actor>>;
+                  worker_actor>::with<worker_link_actor>>;
 
 /// The public face of a runtime: the supervisor of its actors. Beyond
 /// node_actor's interface, what its own actors tell it.

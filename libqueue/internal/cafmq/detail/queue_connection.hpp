@@ -11,8 +11,8 @@
 #include <caf/expected.hpp>
 
 #include "cafmq/claimed_task.hpp"
-#include "cafmq/connection_breaker.hpp"
 #include "cafmq/connection_options.hpp"
+#include "cafmq/detail/connection_breaker.hpp"
 #include "cafmq/task_backend.hpp"
 
 namespace pqxx {

@@ -23,14 +23,14 @@
 // capacity on every join and leave. Cancels of those attempts go to their
 // port; attempts placed on a port that lost its worker go back to the
 // queue; a stop gives back what waits and stops the ports.
-// Takes and sends: see pool_actor in protocol.hpp.
+// Takes and sends: see pool_actor in detail/protocol.hpp.
 
 #include <memory>
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

@@ -5,12 +5,12 @@
 // reservations and prunes finished tasks older than the retention, in
 // batches (one runner at a time: the database takes an advisory lock). A
 // full batch means more are waiting: it goes on at once.
-// Takes: see maintenance_actor in protocol.hpp.
+// Takes: see maintenance_actor in detail/protocol.hpp.
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

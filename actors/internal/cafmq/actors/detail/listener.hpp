@@ -11,13 +11,13 @@
 // what was spawned while nobody listened sent no notification we saw. Its
 // calls run under a connection guard, like the database actors'.
 // Detached: it blocks in the database client between polls.
-// Takes: see listener_actor in protocol.hpp.
+// Takes: see listener_actor in detail/protocol.hpp.
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/database.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/database.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

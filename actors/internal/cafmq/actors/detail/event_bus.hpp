@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

@@ -10,7 +10,7 @@
 // than the request timeout (a hung backend or network) has its socket shut
 // down by the runtime's watchdog, so the call fails and the connection is
 // rebuilt.
-// Takes: see database_actor in protocol.hpp.
+// Takes: see database_actor in detail/protocol.hpp.
 
 #include <chrono>
 #include <memory>
@@ -19,8 +19,8 @@
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 #include "cafmq/connection_options.hpp"
 
 namespace cafmq {

@@ -22,15 +22,15 @@
 // before they are killed; outcomes that arrive meanwhile are written as
 // long as the lease holds; then the completer is flushed and the runtime
 // quits. Its answer to (stop_atom) comes after that.
-// Takes: see runtime_actor in protocol.hpp.
+// Takes: see runtime_actor in cafmq/actors/protocol.hpp.
 
 #include <functional>
 #include <memory>
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq {
 class queue_connection;

@@ -8,12 +8,12 @@
 // requested (for notifications that were missed). Lease membership lives
 // in the owners; the keeper keeps nothing between ticks but counters. One
 // renewal is in flight at a time.
-// Takes: see keeper_actor in protocol.hpp.
+// Takes: see keeper_actor in detail/protocol.hpp.
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

@@ -13,12 +13,12 @@
 // at once, retryably, with the reason, and the port quits. A stop lets the
 // held attempts end, then tells the worker to leave. Either way the worker
 // hears `stop` when the port ends.
-// Takes and sends: see worker_port_actor in protocol.hpp.
+// Takes and sends: see worker_port_actor in detail/protocol.hpp.
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

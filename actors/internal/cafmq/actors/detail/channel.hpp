@@ -17,14 +17,14 @@
 // claims by them) and, after a failure was written, asks it to claim again
 // (the retry's time is known then). Idle for `channel_idle_timeout`, it
 // asks the dispatcher whether it may retire.
-// Takes and sends: see channel_actor in protocol.hpp.
+// Takes and sends: see channel_actor in detail/protocol.hpp.
 
 #include <string>
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

@@ -19,12 +19,12 @@
 // attempts to reach their owners. An idle channel retires only if nothing
 // it was sent is unfinished, so no attempt is ever sent to a channel that
 // is gone.
-// Takes: see dispatcher_actor in protocol.hpp.
+// Takes: see dispatcher_actor in detail/protocol.hpp.
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "cafmq/actors/event_bus.hpp"
+#include "cafmq/actors/detail/event_bus.hpp"
 #include "cafmq/actors/log.hpp"
 #include "cafmq/actors/runner_config.hpp"
 

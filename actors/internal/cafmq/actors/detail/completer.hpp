@@ -8,13 +8,13 @@
 // is in the database it tells each owner (the channel actor that sent the
 // outcomes) which of its attempts are written. A failed write is retried
 // with backoff; nothing is dropped.
-// Takes: see completer_actor in protocol.hpp. Sends (written_atom, refs) to
-// owners.
+// Takes: see completer_actor in detail/protocol.hpp. Sends (written_atom,
+// refs) to owners.
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 

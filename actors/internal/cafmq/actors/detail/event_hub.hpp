@@ -10,14 +10,14 @@
 // it ends (a remote one when its node is lost); each batch goes to each
 // subscriber as one message, filtered by its event_filter. The
 // subscriptions live in the event bus: a restarted hub serves them on.
-// Takes: see event_hub_actor in protocol.hpp.
+// Takes: see event_hub_actor in detail/protocol.hpp.
 
 #include <vector>
 
 #include <caf/fwd.hpp>
 
-#include "cafmq/actors/context.hpp"
-#include "cafmq/actors/protocol.hpp"
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 
 namespace cafmq::actors {
 
