@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
-#include <unistd.h>
-
+#include <caf/config_option.hpp>
 #include <caf/config_value.hpp>
 #include <caf/settings.hpp>
 
@@ -223,9 +225,37 @@ caf::error config::parse(int argc, char** argv, const char* ini_file) {
       return caf::none;
     }
   }
+  // CAF 0.17 takes a boolean on the command line only as a bare flag
+  // (--cafmq.migrate sets it true). --NAME=true|false is taken here, after
+  // the file, so that the command line can turn one off as well.
+  std::vector<char*> args;
+  std::vector<std::pair<const caf::config_option*, bool>> flags;
+  for (int i = 0; i < argc; ++i) {
+    std::string_view arg{argv[i]};
+    auto eq = arg.find('=');
+    if (i > 0 && arg.substr(0, 2) == "--" && eq != std::string_view::npos) {
+      auto name = arg.substr(2, eq - 2);
+      auto value = arg.substr(eq + 1);
+      auto opt = custom_options_.qualified_name_lookup(
+        caf::string_view{name.data(), name.size()});
+      if (opt != nullptr && opt->is_flag()
+          && (value == "true" || value == "false")) {
+        flags.emplace_back(opt, value == "true");
+        continue;
+      }
+    }
+    args.push_back(argv[i]);
+  }
   auto file
     = ini_file != nullptr ? std::string{ini_file} : default_config_file();
-  return caf::actor_system_config::parse(argc, argv, file.c_str());
+  if (auto err = caf::actor_system_config::parse(static_cast<int>(args.size()),
+                                                 args.data(), file.c_str()))
+    return err;
+  for (auto& [opt, value] : flags) {
+    opt->store(caf::config_value{value});
+    caf::put(content, opt->full_name(), value);
+  }
+  return caf::none;
 }
 
 std::string config::help_text(const std::string& program) const {
@@ -235,14 +265,20 @@ std::string config::help_text(const std::string& program) const {
       << "[cafmq.publish]; default " << default_config_file() << ")\n"
       << "and from the command line, which wins. TLS files of a published\n"
       << "node are CAF's openssl.* options. --long-help lists CAF's own.\n";
-  for (auto group : {"global", "cafmq", "cafmq.publish"}) {
+  out << "\n"
+      << "  -h, --help                             print this text and exit\n"
+      << "  --long-help                            print CAF's options too "
+         "(to stderr) and exit\n"
+      << "  --config-file=<string>                 read this config file\n"
+      << "  --dump-config                          print the configuration "
+         "and exit\n";
+  for (auto group : {"cafmq", "cafmq.publish"}) {
     out << '\n' << group << " options:\n";
     for (auto& opt : custom_options_) {
       if (opt.category() != caf::string_view{group})
         continue;
       std::string flag = "  --";
-      if (opt.category() != caf::string_view{"global"})
-        flag += std::string{opt.category().begin(), opt.category().end()} + ".";
+      flag += std::string{opt.category().begin(), opt.category().end()} + ".";
       flag += std::string{opt.long_name().begin(), opt.long_name().end()};
       auto type = opt.type_name();
       flag += "=<" + std::string{type.begin(), type.end()} + ">";

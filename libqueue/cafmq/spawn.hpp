@@ -29,6 +29,10 @@ struct spawn_result {
   bool created = false;
 };
 
+namespace detail {
+struct spawn_access;
+} // namespace detail
+
 /// Builds one task: starts from a definition's defaults, overrides any option,
 /// then spawns it in the caller's transaction or on a connection.
 class spawn_builder {
@@ -110,13 +114,9 @@ public:
   /// Spawns in a transaction of its own on `conn`.
   caf::expected<spawn_result> spawn(pqxx::connection_base& conn) const;
 
-  /// The request as one element of `cafmq.spawn`'s JSON array (internal).
-  nlohmann::json to_spec() const;
-
-  /// Appends the same element as JSON text to `out` (internal).
-  void write_spec(std::string& out) const;
-
 private:
+  friend struct detail::spawn_access;
+
   std::optional<uuid> id_;
   std::string name_;
   task_options opts_;

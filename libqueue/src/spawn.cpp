@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/spawn.hpp"
+#include "cafmq/detail/spawn_access.hpp"
 
 #include <atomic>
 
@@ -229,53 +230,54 @@ void append_int(std::string& out, const char* key, std::int64_t x) {
 
 } // namespace
 
-void spawn_builder::write_spec(std::string& out) const {
+void detail::spawn_access::write_spec(const spawn_builder& x,
+                                      std::string& out) {
   out += "{\"id\":\"";
-  out += to_string(id_ ? *id_ : uuid::time_ordered());
+  out += to_string(x.id_ ? *x.id_ : uuid::time_ordered());
   out += '"';
   append_key(out, "name");
-  append_string(out, name_);
+  append_string(out, x.name_);
   append_key(out, "channel_name");
-  append_string(out, opts_.channel_name);
+  append_string(out, x.opts_.channel_name);
   append_key(out, "channel_args");
-  append_string(out, opts_.channel_args);
+  append_string(out, x.opts_.channel_args);
   append_key(out, "ordered");
-  out += opts_.ordered ? "true" : "false";
-  append_int(out, "max_attempts", opts_.retries + 1);
-  append_int(out, "backoff_us", opts_.backoff.count());
-  append_int(out, "backoff_cap_us", opts_.backoff_cap.count());
-  if (opts_.jitter != retry_jitter::none) {
+  out += x.opts_.ordered ? "true" : "false";
+  append_int(out, "max_attempts", x.opts_.retries + 1);
+  append_int(out, "backoff_us", x.opts_.backoff.count());
+  append_int(out, "backoff_cap_us", x.opts_.backoff_cap.count());
+  if (x.opts_.jitter != retry_jitter::none) {
     append_key(out, "jitter");
-    append_string(out, to_string(opts_.jitter));
+    append_string(out, to_string(x.opts_.jitter));
   }
-  if (delay_)
-    append_int(out, "delay_us", delay_->count());
-  if (run_at_)
-    append_int(out, "run_at_us", micros_since_epoch(*run_at_));
-  if (commit_interval_)
-    append_int(out, "commit_us", commit_interval_->count());
-  if (opts_.timeout)
-    append_int(out, "timeout_us", opts_.timeout->count());
-  if (deadline_)
-    append_int(out, "deadline_us", micros_since_epoch(*deadline_));
-  if (unique_key_) {
+  if (x.delay_)
+    append_int(out, "delay_us", x.delay_->count());
+  if (x.run_at_)
+    append_int(out, "run_at_us", micros_since_epoch(*x.run_at_));
+  if (x.commit_interval_)
+    append_int(out, "commit_us", x.commit_interval_->count());
+  if (x.opts_.timeout)
+    append_int(out, "timeout_us", x.opts_.timeout->count());
+  if (x.deadline_)
+    append_int(out, "deadline_us", micros_since_epoch(*x.deadline_));
+  if (x.unique_key_) {
     append_key(out, "unique_key");
-    append_string(out, *unique_key_);
+    append_string(out, *x.unique_key_);
   }
-  if (json_) {
+  if (x.json_) {
     append_key(out, "json");
-    append_string(out, *json_);
+    append_string(out, *x.json_);
   }
-  if (bytes_) {
+  if (x.bytes_) {
     append_key(out, "bytes");
-    append_string(out, detail::base64(*bytes_));
+    append_string(out, detail::base64(*x.bytes_));
   }
   out += '}';
 }
 
-nlohmann::json spawn_builder::to_spec() const {
+nlohmann::json detail::spawn_access::to_spec(const spawn_builder& x) {
   std::string out;
-  write_spec(out);
+  write_spec(x, out);
   return nlohmann::json::parse(out);
 }
 
@@ -303,7 +305,7 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
       return err;
     if (specs.size() > 1)
       specs += ',';
-    x.write_spec(specs);
+    detail::spawn_access::write_spec(x, specs);
   }
   specs += ']';
   if (xs.empty())

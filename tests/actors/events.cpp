@@ -3,6 +3,7 @@
 #include <caf/test/dsl.hpp>
 
 #include "cafmq/actors/detail/event_hub.hpp"
+#include "cafmq/detail/spawn_access.hpp"
 #include "spawn_by_name.hpp"
 #include "support/stand_ins.hpp"
 
@@ -278,12 +279,12 @@ CAF_TEST(a spawn by name starts from the definition and overrides what is set) {
   CAF_REQUIRE(moved);
   CAF_CHECK_EQUAL(moved->channel_name, "icu");
   CAF_CHECK_EQUAL(moved->channel_args, "");
-  auto spec = moved->builder.to_spec();
+  auto spec = cafmq::detail::spawn_access::to_spec(moved->builder);
   CAF_CHECK_EQUAL(spec["channel_name"], "icu");
   CAF_CHECK_EQUAL(spec["max_attempts"], 5);
   req.retries = 2;
   req.ordered = true;
-  spec = resolve_spawn(ctx, req)->builder.to_spec();
+  spec = cafmq::detail::spawn_access::to_spec(resolve_spawn(ctx, req)->builder);
   CAF_CHECK_EQUAL(spec["max_attempts"], 3);
   CAF_CHECK_EQUAL(spec["ordered"], true);
 }
@@ -302,7 +303,7 @@ CAF_TEST(a spawn by name knows the tasks that run on worker nodes) {
   auto far = resolve_spawn(ctx, req);
   CAF_REQUIRE(far);
   CAF_CHECK_EQUAL(far->channel_name, "away");
-  auto spec = far->builder.to_spec();
+  auto spec = cafmq::detail::spawn_access::to_spec(far->builder);
   CAF_CHECK_EQUAL(spec["max_attempts"], 2);
   // Known, but not claimed until a worker offers it.
   auto names = cfg.task_names();

@@ -81,9 +81,9 @@ for mode in "${MODES[@]}"; do
              bin/cafmq; do
       [[ -e $WORK/prefix/$f ]] || die "not installed: $f"
     done
-    # Private headers stay out of the installed tree.
-    if find "$WORK/prefix/include" -path '*src*' | grep -q .; then
-      die "private headers installed"
+    # Internal headers (libqueue/internal, actors/internal) stay out.
+    if find "$WORK/prefix/include" -path '*/detail/*' | grep -q .; then
+      die "internal headers installed: $(find "$WORK/prefix/include" -path '*/detail/*')"
     fi
     check_tool "$WORK/prefix/bin/cafmq"
     build_and_run "$WORK/install" "-DCMAKE_PREFIX_PATH=$WORK/prefix"

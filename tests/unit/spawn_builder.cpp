@@ -2,6 +2,8 @@
 #define CAF_SUITE spawn_builder
 #include <caf/test/unit_test.hpp>
 
+#include "cafmq/detail/spawn_access.hpp"
+
 #include <set>
 
 #include "cafmq/error.hpp"
@@ -80,24 +82,24 @@ CAF_TEST(definitions supply defaults that builders override) {
   opts.ordered = true;
   task_definition def{"example", [](current_task&) { return caf::error{}; },
                       opts};
-  auto spec = def.builder().to_spec();
+  auto spec = detail::spawn_access::to_spec(def.builder());
   CAF_CHECK(spec["channel_name"] == "foo");
   CAF_CHECK(spec["max_attempts"] == 3);
   CAF_CHECK(spec["ordered"] == true);
-  auto over = def.builder().channel_name("bar").ordered(false).to_spec();
+  auto over = detail::spawn_access::to_spec(
+    def.builder().channel_name("bar").ordered(false));
   CAF_CHECK(over["channel_name"] == "bar");
   CAF_CHECK(over["ordered"] == false);
 }
 
 CAF_TEST(the spawn spec keeps every string verbatim) {
   std::string odd = "q\"uote \\ back\tslash\x01 \xc3\xa9 ; DROP";
-  auto spec = spawn_builder{odd}
-                .channel_name(odd)
-                .channel_args("{\"a\": [1]}")
-                .unique_key(odd)
-                .raw_json("{\"s\": \"x\\\"y\"}")
-                .bytes(std::string{"\0\xff", 2})
-                .to_spec();
+  auto spec = detail::spawn_access::to_spec(spawn_builder{odd}
+                                              .channel_name(odd)
+                                              .channel_args("{\"a\": [1]}")
+                                              .unique_key(odd)
+                                              .raw_json("{\"s\": \"x\\\"y\"}")
+                                              .bytes(std::string{"\0\xff", 2}));
   CAF_CHECK(spec["name"] == odd);
   CAF_CHECK(spec["channel_name"] == odd);
   CAF_CHECK(spec["channel_args"] == "{\"a\": [1]}");
@@ -128,12 +130,12 @@ CAF_TEST(copies of a builder draw ids of their own at spawn) {
   std::set<std::string> ids;
   for (auto& x : xs) {
     CAF_CHECK(!x.id());
-    ids.insert(x.to_spec()["id"].get<std::string>());
+    ids.insert(detail::spawn_access::to_spec(x)["id"].get<std::string>());
   }
   CAF_CHECK_EQUAL(ids.size(), 9u);
   // Each spawn draws again: one builder spawned twice is two tasks.
-  auto first = xs[0].to_spec()["id"].get<std::string>();
-  auto second = xs[0].to_spec()["id"].get<std::string>();
+  auto first = detail::spawn_access::to_spec(xs[0])["id"].get<std::string>();
+  auto second = detail::spawn_access::to_spec(xs[0])["id"].get<std::string>();
   CAF_CHECK_NOT_EQUAL(first, second);
 }
 
@@ -143,5 +145,5 @@ CAF_TEST(an id set explicitly is copied) {
   auto copy = x;
   CAF_REQUIRE(copy.id());
   CAF_CHECK(*copy.id() == id);
-  CAF_CHECK(copy.to_spec()["id"] == to_string(id));
+  CAF_CHECK(detail::spawn_access::to_spec(copy)["id"] == to_string(id));
 }
