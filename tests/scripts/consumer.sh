@@ -21,7 +21,7 @@ WORK=$(mktemp -d /tmp/cafmq-consumer.XXXXXX)
 deb_installed=0
 cleanup() {
   if ((deb_installed)); then
-    dpkg -r cafmq >/dev/null || echo "consumer.sh: dpkg -r cafmq failed" >&2
+    dpkg -P cafmq >/dev/null || echo "consumer.sh: dpkg -P cafmq failed" >&2
   fi
   rm -rf "$WORK"
 }
@@ -100,8 +100,8 @@ for mode in "${MODES[@]}"; do
     ;;
   deb)
     [[ $EUID -eq 0 ]] || die "installing the .deb needs root"
-    if dpkg-query -W cafmq >/dev/null 2>&1; then
-      die "a cafmq package is installed already; remove it first (dpkg -r cafmq)"
+    if [[ $(dpkg-query -W -f='${Status}' cafmq 2>/dev/null) == *" installed" ]]; then
+      die "a cafmq package is installed already; remove it first (dpkg -P cafmq)"
     fi
     step "cpack -G DEB"
     (cd "$BUILD" && cpack -G DEB -B "$WORK/deb" >"$WORK/cpack.log" 2>&1) \
@@ -120,7 +120,7 @@ for mode in "${MODES[@]}"; do
       || die "the package lacks libcafmq_actors.so"
     check_tool /usr/bin/cafmq
     build_and_run "$WORK/deb-consumer"
-    dpkg -r cafmq >/dev/null
+    dpkg -P cafmq >/dev/null
     deb_installed=0
     ;;
   subdirectory)
