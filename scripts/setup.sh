@@ -5,7 +5,9 @@ set -euo pipefail
 
 PACKAGES=(build-essential cmake pkg-config libcaf-dev libpqxx-dev nlohmann-json3-dev
           postgresql-15 postgresql-client-15 clang-format
-          libssl-dev openssl pgbouncer postgresql-15-auto-failover doxygen)
+          libssl-dev openssl pgbouncer postgresql-15-auto-failover doxygen
+          libcli11-dev prometheus-cpp-dev libcpp-httplib-dev
+          prometheus chromium chromium-driver)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

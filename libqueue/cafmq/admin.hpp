@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+// Operating the queue: list and look into tasks, count them per channel and
+// state, retry or cancel them one by one or by filter, see which migrations
+// are pending. The CLI, the metrics and the dashboard all go through these
+// functions, which read the views `cafmq.queue_depth`,
+// `cafmq.queue_throughput` and `cafmq.queue_totals` and call the same SQL
+// functions as the rest of the API (`cafmq.retry`, `cafmq.cancel`).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "cafmq/task_status.hpp"
+#include "cafmq/uuid.hpp"
+
+namespace pqxx {
+class connection_base;
+} // namespace pqxx
+
+namespace cafmq {
+
+/// Which tasks a listing, a bulk retry or a bulk cancel applies to. Every
+/// field that is set must match; an empty filter matches every task.
+struct task_filter {
+  /// The task is in one of these states (any state when empty).
+  std::vector<task_state> states;
+  /// The task's name equals this.
+  std::optional<std::string> name;
+  /// The task's channel name equals this.
+  std::optional<std::string> channel_name;
+  /// The task was created at least this long ago (database clock).
+  std::optional<std::chrono::microseconds> older_than;
+  /// The task was created at most this long ago (database clock).
+  std::optional<std::chrono::microseconds> newer_than;
+};
+
+/// One task in a listing.
+struct task_row {
+  /// The task's id.
+  uuid id;
+  /// Its state, attempts, times and last error.
+  task_status status;
+};
+
+/// One page of a listing, newest task first.
+struct task_page {
+  /// The tasks on this page, newest first (by id: ids are time-ordered).
+  std::vector<task_row> tasks;
+  /// The cursor of the next page (pass it as `after`); unset on the last.
+  std::optional<uuid> next;
+};
+
+/// Lists tasks matching `filter`, newest first, at most `limit` (1..1000)
+/// per page, starting after the cursor `after` (keyset paging on the
+/// primary key: a page costs the same on a table of a million rows).
+caf::expected<task_page> list_tasks(pqxx::connection_base& conn,
+                                    const task_filter& filter, int limit = 50,
+                                    const std::optional<uuid>& after = {});
+
+/// Everything the queue knows about one task.
+struct task_detail {
+  /// The task's id.
+  uuid id;
+  /// Its state, attempts, times and last error.
+  task_status status;
+  /// Its JSON payload, if any.
+  std::optional<std::string> payload_json;
+  /// The size of its binary payload, if any.
+  std::optional<std::int64_t> payload_bytes;
+  /// Whether it runs after every earlier ordered task of its channel.
+  bool ordered = false;
+  /// Its unique key, if any.
+  std::optional<std::string> unique_key;
+  /// Per-attempt time limit, if any.
+  std::optional<std::chrono::microseconds> timeout;
+  /// No attempt starts after this moment, if set.
+  std::optional<task_status::time_point> deadline;
+  /// Delay before the first retry, and its upper bound.
+  std::chrono::microseconds backoff{0};
+  /// Upper bound of the retry delay.
+  std::chrono::microseconds backoff_cap{0};
+  /// Attempts lost to expired leases.
+  int lost_attempts = 0;
+};
+
+/// Looks one task up with its payload; `errc::unknown_task` if there is none.
+caf::expected<task_detail> inspect_task(pqxx::connection_base& conn,
+                                        const uuid& id);
+
+/// Counts of one channel in one state, from the views.
+struct queue_stat {
+  /// The channel's name.
+  std::string channel_name;
+  /// The state counted.
+  task_state state = task_state::pending;
+  /// Tasks in this state (for final states: all that are kept).
+  std::int64_t tasks = 0;
+  /// For `pending`: how many may run now (not scheduled for later).
+  std::int64_t ready = 0;
+  /// For `pending`: how long the oldest ready task has waited.
+  std::optional<std::chrono::microseconds> oldest_pending_age;
+  /// For final states: tasks that reached it in the last minute.
+  std::int64_t last_minute = 0;
+};
+
+/// Counts per channel and state. With `finished` false, only the live
+/// states (uncommitted, pending, running: cheap, from partial indexes) and
+/// the last minute's finished tasks; with true, also the totals of finished
+/// tasks (a scan of every kept task).
+caf::expected<std::vector<queue_stat>> queue_stats(pqxx::connection_base& conn,
+                                                   bool finished = true);
+
+/// What a retry did to each task asked for.
+struct retry_result {
+  /// Tasks that are pending again, with a fresh attempt budget.
+  std::vector<uuid> retried;
+  /// Tasks left alone: unknown, not failed or cancelled, or their unique
+  /// key is held by a live task; with the reason.
+  std::vector<std::pair<uuid, std::string>> skipped;
+};
+
+/// Makes failed or cancelled tasks pending again with a fresh attempt
+/// budget (as many attempts as they were first given). Their attempt
+/// numbers go on counting (fencing), their last error stays.
+caf::expected<retry_result> retry(pqxx::connection_base& conn,
+                                  const std::vector<uuid>& ids);
+
+/// Retries every failed or cancelled task matching `filter` (its states
+/// narrowed to failed and cancelled), at most `limit`.
+caf::expected<retry_result> retry_matching(pqxx::connection_base& conn,
+                                           const task_filter& filter,
+                                           int limit = 100000);
+
+/// What a bulk cancel did.
+struct cancel_counts {
+  /// Tasks cancelled at once (they were not running).
+  std::int64_t cancelled = 0;
+  /// Running tasks asked to stop.
+  std::int64_t requested = 0;
+};
+
+/// Cancels every live task matching `filter` (its states narrowed to
+/// uncommitted, pending and running), at most `limit`.
+caf::expected<cancel_counts> cancel_matching(pqxx::connection_base& conn,
+                                             const task_filter& filter,
+                                             int limit = 100000);
+
+/// One migration, applied or not.
+struct migration_info {
+  /// Its number.
+  int version = 0;
+  /// Its file name without the number.
+  std::string name;
+  /// Whether the database has it.
+  bool applied = false;
+};
+
+/// Every migration this binary knows, and whether the database has it.
+caf::expected<std::vector<migration_info>>
+migration_status(pqxx::connection_base& conn);
+
+/// Applies pending migrations like `migrate`, calling `on_step` before each.
+caf::expected<int> migrate(pqxx::connection_base& conn,
+                           const std::function<void(const migration_info&)>&
+                             on_step);
+
+} // namespace cafmq
