@@ -1,167 +1,240 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// cafmq: command-line tool for the queue's database.
-//
-//   cafmq [--database-url=URL] migrate        apply the migrations
-//   cafmq --version                           library and schema version
-//   cafmq [--database-url=URL] version        schema versions (db / binary)
-//   cafmq [--database-url=URL] status ID      one task's state
-//   cafmq [--database-url=URL] cancel ID      cancel a task
-//   cafmq [--database-url=URL] watch ID       print every state change until
-//                                             the task ends
-//
-// The URL defaults to CAFMQ_DATABASE_URL.
-//
-//   cafmq node COMMAND [ARG] --port=P [--host=H] [--secret=S] [TLS options]
-//     stats | events [--channel=C|--task=T] [--for=D] | pause CHANNEL |
-//     resume CHANNEL | spawn NAME [--json=J ...] | status ID | cancel ID |
-//     watch ID | stop
-//   talks to a runner node through its published control interface (no
-//   database needed); the secret defaults to CAFMQ_NODE_SECRET; `cafmq node
-//   --help` lists every option (node_command.cpp).
-//
-// Exit codes: 0 success, 1 error, 2 usage, 3 the node cannot be reached,
-// did not answer in time or was lost, 4 the node refused the secret.
+// cafmq: the operator's command-line tool. `cafmq --help` lists the
+// commands, `cafmq COMMAND --help` each one's options. The database comes
+// from --database-url, else the `[cafmq]` group's `database-url` in the same
+// config file the runtime reads (--config, else
+// cafmq::actors::config::default_config_file()), else CAFMQ_DATABASE_URL.
+// `cafmq node ...` talks to a published runner instead (node_command.cpp).
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
-#include <optional>
 #include <string_view>
 
-#include <caf/actor_system_config.hpp>
-#include <pqxx/pqxx>
+#include <CLI/CLI.hpp>
 
-#include "cafmq/client.hpp"
-#include "cafmq/connection_options.hpp"
-#include "cafmq/error.hpp"
+#include "cafmq/actors/config.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/version.hpp"
+#include "commands.hpp"
 #include "node_command.hpp"
 
 namespace {
 
-struct config : caf::actor_system_config {
-  std::string database_url;
+using namespace cafmq::cli;
 
-  config() {
-    opt_group{custom_options_, "global"}.add(
-      database_url, "database-url,u",
-      "PostgreSQL URL (default: CAFMQ_DATABASE_URL)");
+constexpr auto exit_codes = R"(Exit codes:
+  0  success
+  1  error (database unreachable, a task that cannot be retried, ...)
+  2  usage: unknown command, missing or bad argument
+  3  node: the node cannot be reached, did not answer in time, or was lost
+  4  node: the node refused the secret
+  5  the database is not migrated to this binary's schema: run `cafmq migrate`
+  6  no task with that id)";
+
+// Reads the database URL and the retention from the runtime's config file.
+int read_config(const std::string& file, bool explicit_file, context& ctx,
+                const std::string& url_flag) {
+  cafmq::actors::config cfg;
+  if (!file.empty()) {
+    if (!std::filesystem::exists(file)) {
+      if (explicit_file) {
+        std::cerr << "cafmq: no config file " << file << '\n';
+        return exit_usage;
+      }
+    } else {
+      char name[] = "cafmq";
+      char* argv[] = {name, nullptr};
+      if (auto err = cfg.parse(1, argv, file.c_str())) {
+        std::cerr << "cafmq: " << file << ": " << caf::to_string(err) << '\n';
+        return exit_usage;
+      }
+    }
   }
-};
-
-int fail(const caf::error& err) {
-  std::cerr << "cafmq: " << cafmq::render(err) << '\n';
-  return 1;
+  ctx.retention
+    = std::chrono::duration_cast<std::chrono::microseconds>(cfg.retention);
+  ctx.url = url_flag;
+  if (ctx.url.empty())
+    ctx.url = cfg.database_url;
+  if (ctx.url.empty())
+    if (auto env = std::getenv("CAFMQ_DATABASE_URL"))
+      ctx.url = env;
+  if (ctx.url.empty()) {
+    std::cerr << "cafmq: no database: pass --database-url, set "
+                 "cafmq.database-url in "
+              << (file.empty() ? std::string{"cafmq.ini"} : file)
+              << " or set CAFMQ_DATABASE_URL\n";
+    return exit_usage;
+  }
+  return exit_ok;
 }
 
-int usage() {
-  std::cerr << "usage: cafmq [--database-url=URL] migrate | version | "
-               "status ID | cancel ID | watch ID\n"
-               "       cafmq node COMMAND ... (cafmq node --help)\n";
-  return 2;
-}
-
-std::string fmt_time(std::chrono::system_clock::time_point t) {
-  auto secs = std::chrono::system_clock::to_time_t(t);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
-  return buf;
-}
-
-void print_status(const std::string& id, const cafmq::task_status& st) {
-  std::cout << "id=" << id << " name=" << st.name
-            << " state=" << to_string(st.state) << " attempt=" << st.attempt
-            << "/" << st.max_attempts << " created=" << fmt_time(st.created_at);
-  if (st.finished_at)
-    std::cout << " finished=" << fmt_time(*st.finished_at);
-  if (st.last_error)
-    std::cout << " last_error=\"" << *st.last_error << '"';
-  std::cout << std::endl;
-}
-
-int run(pqxx::connection_base& conn, const std::string& url,
-        const std::vector<std::string>& args) {
-  const auto& cmd = args[0];
-  std::optional<cafmq::uuid> id;
-  if (args.size() == 2) {
-    id = cafmq::uuid::parse(args[1]);
-    if (!id)
-      return fail(cafmq::make_error(cafmq::errc::invalid_argument,
-                                    "not a task id: " + args[1]));
-  }
-  if (cmd == "migrate" && args.size() == 1) {
-    auto version = cafmq::migrate(conn);
-    if (!version)
-      return fail(version.error());
-    std::cout << "schema version " << *version << '\n';
-    return 0;
-  }
-  if (cmd == "version" && args.size() == 1) {
-    auto version = cafmq::schema_version(conn);
-    if (!version)
-      return fail(version.error());
-    std::cout << "database " << *version << " binary "
-              << cafmq::latest_schema_version() << '\n';
-    return 0;
-  }
-  if (cmd == "status" && id) {
-    auto st = cafmq::status(conn, *id);
-    if (!st)
-      return fail(st.error());
-    print_status(args[1], *st);
-    return 0;
-  }
-  if (cmd == "cancel" && id) {
-    auto result = cafmq::cancel(conn, *id);
-    if (!result)
-      return fail(result.error());
-    std::cout << "task=" << args[1] << " cancel=" << to_string(*result)
-              << std::endl;
-    return 0;
-  }
-  if (cmd == "watch" && id) {
-    auto err = cafmq::watch(url, *id, [&](const cafmq::task_status& st) {
-      print_status(args[1], st);
-    });
-    return err ? fail(err) : 0;
-  }
-  return usage();
+// Adds the filter options of list, retry and cancel.
+void add_filter(CLI::App* cmd, filter_args& f, bool with_all) {
+  cmd
+    ->add_option("--state", f.states,
+                 "only tasks in these states (repeat or comma-separate: "
+                 "uncommitted, pending, running, completed, failed, "
+                 "cancelled)")
+    ->delimiter(',');
+  cmd->add_option("--name", f.name, "only tasks with this name");
+  cmd->add_option("--channel", f.channel, "only tasks of this channel name");
+  cmd->add_option("--older-than", f.older_than,
+                  "only tasks created at least this long ago (30s, 5m, 2h, "
+                  "7d)");
+  cmd->add_option("--newer-than", f.newer_than,
+                  "only tasks created at most this long ago");
+  if (with_all)
+    cmd->add_flag("--all", f.all, "every task (no other filter needed)");
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  // The library (cafmq::version(), which a shared library may have moved
-  // past the headers) and the schema version this binary migrates to.
-  if (argc == 2 && std::string_view{argv[1]} == "--version") {
-    std::cout << "cafmq " << cafmq::version() << " (schema "
-              << cafmq::latest_schema_version() << ")\n";
-    return 0;
-  }
+  // `cafmq node ...` keeps its own parser (CAF's, for the TLS options).
   if (argc >= 2 && std::string_view{argv[1]} == "node")
-    return cafmq::cli::node_command(argc - 2, argv + 2);
-  config cfg;
-  if (auto err = cfg.parse(argc, argv)) {
-    std::cerr << "cafmq: " << caf::to_string(err) << '\n';
-    return usage();
+    return node_command(argc - 2, argv + 2);
+  CLI::App app{"cafmq: operate a cafmq queue in PostgreSQL", "cafmq"};
+  app.footer(exit_codes);
+  app.require_subcommand(1);
+  app.fallthrough();
+  std::string url_flag;
+  std::string config_file;
+  bool json = false;
+  app.add_option("-u,--database-url", url_flag,
+                 "PostgreSQL URL (default: cafmq.database-url in the config "
+                 "file, then CAFMQ_DATABASE_URL)");
+  app.add_option("-c,--config", config_file,
+                 "the runtime's INI file, group [cafmq] (default: "
+                 "$CAFMQ_CONFIG, next to the program, ../share/cafmq, the "
+                 "working directory)");
+  app.add_flag("--json", json, "print JSON (one document, or one per line)");
+  app.add_flag_callback(
+    "--version",
+    [] {
+      std::cout << "cafmq " << cafmq::version() << " (schema "
+                << cafmq::latest_schema_version() << ")\n";
+      throw CLI::Success{};
+    },
+    "print the library's version and the schema version it migrates to");
+
+  // Arguments of the commands.
+  bool status_only = false;
+  std::string id;
+  std::vector<std::string> ids;
+  filter_args filter;
+  int limit = 50;
+  int bulk_limit = 100000;
+  std::string after;
+  bool live_only = false;
+  std::string older_than;
+  int batch = 10000;
+  std::string interval = "1s";
+  int iterations = 0;
+
+  auto* migrate = app.add_subcommand(
+    "migrate", "apply the pending migrations, showing each step");
+  migrate->add_flag("--status", status_only,
+                    "list the migrations, applied or pending; change nothing");
+  auto* version
+    = app.add_subcommand("version", "schema versions of the database and "
+                                    "this binary");
+  auto* status = app.add_subcommand("status", "one task's state");
+  status->add_option("id", id, "the task's id")->required();
+  auto* watch = app.add_subcommand(
+    "watch", "print each state change of a task until it ends");
+  watch->add_option("id", id, "the task's id")->required();
+  auto* list = app.add_subcommand(
+    "list", "list tasks, newest first, filtered, one page at a time");
+  add_filter(list, filter, false);
+  list->add_option("--limit", limit, "tasks per page (1 to 1000)")
+    ->capture_default_str();
+  list->add_option("--after", after,
+                   "the page after this task id (printed "
+                   "at the end of a page)");
+  auto* stats = app.add_subcommand(
+    "stats", "per channel and state: tasks, ready, oldest pending age, "
+             "throughput over the last minute");
+  stats->add_flag("--live", live_only,
+                  "skip the totals of finished tasks (they cost a scan)");
+  auto* retry = app.add_subcommand(
+    "retry", "make failed or cancelled tasks pending again with a fresh "
+             "attempt budget: by id, or every one a filter matches");
+  retry->add_option("ids", ids, "task ids");
+  add_filter(retry, filter, true);
+  retry->add_option("--limit", bulk_limit, "at most this many by filter")
+    ->capture_default_str();
+  auto* cancel = app.add_subcommand(
+    "cancel", "cancel tasks by id, or every live one a filter matches");
+  cancel->add_option("ids", ids, "task ids");
+  add_filter(cancel, filter, true);
+  cancel->add_option("--limit", bulk_limit, "at most this many by filter")
+    ->capture_default_str();
+  auto* prune = app.add_subcommand(
+    "prune", "delete finished tasks older than the retention");
+  prune->add_option("--older-than", older_than,
+                    "the retention (default: cafmq.retention from the config)");
+  prune->add_option("--batch", batch, "rows per statement")
+    ->capture_default_str();
+  auto* top = app.add_subcommand(
+    "top", "a live view of the queue that refreshes in the terminal");
+  top->add_option("--interval", interval, "time between refreshes")
+    ->capture_default_str();
+  top
+    ->add_option("--iterations", iterations,
+                 "stop after N refreshes (0: "
+                 "until Ctrl-C)")
+    ->capture_default_str();
+  app
+    .add_subcommand("node", "talk to a published runner node (cafmq node "
+                            "--help lists its commands)")
+    ->prefix_command();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // An unknown word where a command belongs.
+    if (app.get_subcommands().empty() && !app.remaining().empty()) {
+      std::cerr << "cafmq: unknown command: " << app.remaining().front()
+                << " (cafmq --help lists the commands)\n";
+      return exit_usage;
+    }
+    auto rc = app.exit(e);
+    return rc == 0 ? exit_ok : exit_usage;
   }
-  if (cfg.cli_helptext_printed)
-    return 0;
-  if (cfg.remainder.empty())
-    return usage();
-  auto url = cfg.database_url;
-  if (url.empty())
-    if (auto env = std::getenv("CAFMQ_DATABASE_URL"))
-      url = env;
-  if (url.empty()) {
-    std::cerr << "cafmq: no database: pass --database-url or set "
-                 "CAFMQ_DATABASE_URL\n";
-    return 2;
+  auto* cmd = app.get_subcommands().front();
+  if (cmd->get_name() == "node") {
+    auto rest = cmd->remaining();
+    std::vector<char*> args;
+    for (auto& x : rest)
+      args.push_back(x.data());
+    return node_command(static_cast<int>(args.size()), args.data());
   }
-  auto conn = cafmq::open_connection(url);
-  if (!conn)
-    return fail(conn.error());
-  auto rc = cafmq::guarded(
-    [&]() -> caf::expected<int> { return run(**conn, url, cfg.remainder); });
-  return rc ? *rc : fail(rc.error());
+  context ctx;
+  ctx.json = json;
+  auto file = config_file.empty() ? cafmq::actors::config::default_config_file()
+                                  : config_file;
+  if (auto rc = read_config(file, !config_file.empty(), ctx, url_flag))
+    return rc;
+  if (cmd == migrate)
+    return migrate_command(ctx, status_only);
+  if (cmd == version)
+    return version_command(ctx);
+  if (cmd == status)
+    return status_command(ctx, id);
+  if (cmd == watch)
+    return watch_command(ctx, id);
+  if (cmd == list)
+    return list_command(ctx, filter, limit, after);
+  if (cmd == stats)
+    return stats_command(ctx, live_only);
+  if (cmd == retry)
+    return retry_command(ctx, ids, filter, bulk_limit);
+  if (cmd == cancel)
+    return cancel_command(ctx, ids, filter, bulk_limit);
+  if (cmd == prune)
+    return prune_command(ctx, older_than, batch);
+  if (cmd == top)
+    return top_command(ctx, interval, iterations);
+  return exit_usage;
 }

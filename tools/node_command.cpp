@@ -13,6 +13,7 @@
 #include "cafmq/actors/node.hpp"
 #include "cafmq/actors/node_client.hpp"
 #include "cafmq/error.hpp"
+#include "durations.hpp"
 
 namespace cafmq::cli {
 
@@ -41,7 +42,7 @@ events:   --channel=C | --task=T   filter;  --for=D   listen this long
 spawn:    --json=J --bytes=S --channel=C --args=A --id=UUID --delay=D
           --retries=N --backoff=D --backoff-cap=D --ordered[=true|false]
           --commit-interval=D --task-timeout=D --unique-key=K
-durations: 250ms, 30s, 5m, 2h (a plain number is seconds)
+durations: 250ms, 30s, 5m, 2h, 1d (a plain number is seconds)
 )";
 
 int usage(const std::string& why) {
@@ -59,29 +60,6 @@ int fail(const caf::error& err) {
     default:
       return 1;
   }
-}
-
-std::optional<caf::timespan> parse_duration(const std::string& x) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(x, &used);
-  } catch (...) {
-    return std::nullopt;
-  }
-  if (n < 0)
-    return std::nullopt;
-  auto unit = x.substr(used);
-  using namespace std::chrono;
-  if (unit == "ms")
-    return caf::timespan{milliseconds{n}};
-  if (unit == "s" || unit.empty())
-    return caf::timespan{seconds{n}};
-  if (unit == "m" || unit == "min")
-    return caf::timespan{minutes{n}};
-  if (unit == "h")
-    return caf::timespan{hours{n}};
-  return std::nullopt;
 }
 
 // --name=value options and positional arguments.

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The `cafmq` command line as an operator uses it, on a fresh database of the
+# private cluster (CAFMQ_DATABASE_URL): help and usage errors, an unmigrated
+# database, migrate and its steps, list / stats / retry / cancel / prune /
+# top / status / watch / version in text and JSON, exit codes, the config
+# file's [cafmq] group.
+#
+#   cli.sh CLI      (the cafmq binary)
+set -euo pipefail
+cli=$1
+: "${CAFMQ_DATABASE_URL:?set CAFMQ_DATABASE_URL (scripts/pg.sh url)}"
+db="cafmq_cli_$$"
+admin=$CAFMQ_DATABASE_URL
+url=$(python3 -c 'import re,sys; print(re.sub(r"^(postgresql://[^/?]*/)[^?]*", r"\g<1>'"$db"'", sys.argv[1]))' "$admin")
+tmp=$(mktemp -d)
+cleanup() {
+  psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+psql "$admin" -qc "CREATE DATABASE $db" >/dev/null
+export CAFMQ_DATABASE_URL=$url
+# No config file of the build tree's: only what the test sets.
+export CAFMQ_CONFIG=$tmp/none.ini
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+sql() { psql "$url" -v ON_ERROR_STOP=1 -qtAc "$1"; }
+# run EXPECTED_RC ARGS...: runs the CLI, keeps stdout/stderr in $out/$err.
+run() {
+  local want=$1; shift
+  local rc=0
+  "$cli" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  out=$(cat "$tmp/out") err=$(cat "$tmp/err")
+  [[ $rc == "$want" ]] || fail "cafmq $* exited $rc, expected $want; stdout: $out; stderr: $err"
+}
+has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $1"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$out"; }
+
+# -- help and usage ---------------------------------------------------------
+run 0 --help
+for cmd in migrate version status watch list stats retry cancel prune top node; do
+  has "$out" "  $cmd "
+done
+has "$out" "Exit codes:"
+for cmd in migrate version status watch list stats retry cancel prune top; do
+  run 0 "$cmd" --help
+  has "$out" "Usage: cafmq $cmd"
+done
+run 0 --version
+has "$out" "cafmq 0."
+run 2 bogus
+has "$err" "unknown command: bogus"
+run 2
+has "$err" "A subcommand is required"
+run 2 status
+has "$err" "id is required"
+run 2 status not-an-id
+has "$err" "not a task id: not-an-id"
+run 2 list --state sleeping
+has "$err" "not a task state: sleeping"
+run 2 list --older-than soon
+has "$err" "--older-than is not a duration: soon"
+run 2 cancel
+has "$err" "cancel takes task ids or a filter"
+run 2 -c "$tmp/missing.ini" list
+has "$err" "no config file $tmp/missing.ini"
+(unset CAFMQ_DATABASE_URL; run 2 list; has "$err" "no database")
+
+# -- an unmigrated database -------------------------------------------------
+run 5 list
+has "$err" "run \`cafmq migrate\`"
+run 5 stats
+run 0 migrate --status
+has "$out" "pending  operations"
+run 0 migrate
+has "$out" "applying 1 (schema)"
+has "$out" "applying 10 (operations)"
+run 0 migrate
+has "$out" "up to date"
+run 0 --json migrate --status
+[[ $(json 'all(x["applied"] for x in d)') == True ]] || fail "migrate --status --json: $out"
+run 0 version --json
+[[ $(json 'd["database_schema"] == d["binary_schema"]') == True ]] || fail "version: $out"
+
+# -- tasks: list, stats, status ---------------------------------------------
+spawn() { sql "SELECT cafmq.spawn($1)"; }
+a=$(spawn "'send_email', '{\"to\": \"ann\"}', channel_name => 'mail', run_at => now() + interval '1 hour'")
+b=$(spawn "'send_email', '{\"to\": \"bob\"}', channel_name => 'mail'")
+c=$(spawn "'resize', '{}', channel_name => 'images'")
+d=$(spawn "'resize', '{}', channel_name => 'images'")
+# c failed for good, d completed (as a runner would leave them).
+sql "UPDATE cafmq.tasks SET state = 'failed', attempt = 5, finished_at = now(),
+       last_error = 'disk full' WHERE id = '$c'"
+sql "UPDATE cafmq.tasks SET state = 'completed', attempt = 1,
+       finished_at = now() WHERE id = '$d'"
+
+run 0 list
+has "$out" "$a"
+has "$out" "disk full"
+run 0 list --json
+[[ $(json 'len(d["tasks"])') == 4 ]] || fail "list --json: $out"
+[[ $(json 'd["tasks"][0]["id"]') == "$d" ]] || fail "newest first: $out"
+run 0 list --state failed --json
+[[ $(json '[t["id"] for t in d["tasks"]]') == "['$c']" ]] || fail "--state: $out"
+run 0 list --channel mail --name send_email --json
+[[ $(json 'len(d["tasks"])') == 2 ]] || fail "--channel --name: $out"
+run 0 list --older-than 1h
+has "$out" "no tasks"
+run 0 list --limit 3 --json
+next=$(json 'd["next"]')
+run 0 list --limit 3 --after "$next" --json
+[[ $(json '[t["id"] for t in d["tasks"]]') == "['$a']" ]] || fail "paging: $out"
+[[ $(json 'd["next"]') == None ]] || fail "last page: $out"
+run 0 list --limit 3
+has "$out" "more: add --after="
+
+run 0 stats --json
+[[ $(json '[(x["channel_name"], x["state"], x["tasks"]) for x in d if x["state"] == "pending"]') == "[('mail', 'pending', 2)]" ]] \
+  || fail "stats pending: $out"
+[[ $(json '[x["ready"] for x in d if x["state"] == "pending"]') == "[1]" ]] || fail "stats ready: $out"
+[[ $(json '[x["last_minute"] for x in d if x["state"] == "failed"]') == "[1]" ]] || fail "stats throughput: $out"
+run 0 stats
+has "$out" "CHANNEL"
+has "$out" "images"
+run 0 stats --live --json
+
+run 0 status "$c"
+has "$out" "state=failed"
+has "$out" 'last_error="disk full"'
+run 0 status "$a" --json
+[[ $(json 'd["payload"]') == '{"to": "ann"}' ]] || fail "status --json payload: $out"
+run 6 status 00000000-0000-7000-8000-000000000000
+has "$err" "no task with id"
+run 0 watch "$d"
+has "$out" "state=completed"
+
+# -- retry and cancel -------------------------------------------------------
+run 0 retry "$c"
+has "$out" "retried 1"
+[[ $(sql "SELECT state || ' ' || attempt || '/' || max_attempts FROM cafmq.tasks WHERE id = '$c'") == "pending 5/10" ]] \
+  || fail "retry did not give a fresh budget"
+run 1 retry "$d"
+has "$out" "not retried: completed"
+run 6 retry 00000000-0000-7000-8000-000000000000
+run 0 cancel "$b" --json
+[[ $(json 'd[0]["cancel"]') == cancelled ]] || fail "cancel --json: $out"
+run 0 retry --state cancelled --json
+[[ $(json 'd["retried"]') == "['$b']" ]] || fail "retry by filter: $out"
+run 0 cancel --channel mail
+has "$out" "cancelled 2"
+[[ $(sql "SELECT count(*) FROM cafmq.tasks WHERE channel_name = 'mail' AND state = 'cancelled'") == 2 ]] \
+  || fail "cancel by filter"
+run 0 cancel --all --json
+[[ $(json 'd["cancelled"]') == 1 ]] || fail "cancel --all: $out"
+run 1 cancel "$d"
+
+# -- prune and top ----------------------------------------------------------
+sql "UPDATE cafmq.tasks SET finished_at = now() - interval '2 days' WHERE id = '$d'"
+run 0 prune --older-than 1d
+has "$out" "pruned 1 "
+run 0 prune --older-than 1d --json
+[[ $(json 'd["pruned"]') == 0 ]] || fail "prune again: $out"
+run 2 prune --older-than never
+run 0 top --iterations 2 --interval 100ms
+[[ $(grep -c "cafmq top:" <<<"$out") == 2 ]] || fail "top refreshed $(grep -c 'cafmq top:' <<<"$out") times"
+has "$out" "newest tasks:"
+run 0 top --iterations 1 --json
+[[ $(json 'len(d["newest"])') == 3 ]] || fail "top --json: $out"
+
+# -- the config file: the [cafmq] group the runtime reads -------------------
+cat >"$tmp/cafmq.ini" <<EOF
+[cafmq]
+database-url="$url"
+retention=1h
+EOF
+(unset CAFMQ_DATABASE_URL; export CAFMQ_CONFIG=$tmp/cafmq.ini
+ run 0 stats --live; run 0 -c "$tmp/cafmq.ini" prune --json
+ [[ $(json 'd["older_than_seconds"]') == 3600.0 ]] || fail "retention from the config: $out")
+echo "cli.sh: all checks passed"

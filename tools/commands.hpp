@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+// The `cafmq` commands that work on the queue's database (tools/cafmq.cpp
+// parses the command line; tools/commands.cpp runs them). Each returns the
+// process's exit code.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cafmq/admin.hpp"
+
+namespace pqxx {
+class connection_base;
+} // namespace pqxx
+
+namespace cafmq::cli {
+
+/// Exit codes, as `cafmq --help` documents them.
+enum exit_code : int {
+  exit_ok = 0,
+  exit_error = 1,
+  exit_usage = 2,
+  exit_node_unreachable = 3,
+  exit_access_denied = 4,
+  exit_not_migrated = 5,
+  exit_not_found = 6,
+};
+
+/// What every command shares: where the database is, how to print.
+struct context {
+  /// The database URL (flag, config file, then CAFMQ_DATABASE_URL).
+  std::string url;
+  /// Prints JSON instead of text.
+  bool json = false;
+  /// The finished tasks' retention from the config (`cafmq.retention`).
+  std::chrono::microseconds retention{0};
+};
+
+/// Which tasks a bulk command applies to, as given on the command line.
+struct filter_args {
+  std::vector<std::string> states;
+  std::string name;
+  std::string channel;
+  std::string older_than;
+  std::string newer_than;
+  bool all = false;
+
+  /// Whether any filter was given (`all` included).
+  bool any() const;
+};
+
+int migrate_command(const context& ctx, bool status_only);
+
+int version_command(const context& ctx);
+
+int status_command(const context& ctx, const std::string& id);
+
+int watch_command(const context& ctx, const std::string& id);
+
+int list_command(const context& ctx, const filter_args& filter, int limit,
+                 const std::string& after);
+
+int stats_command(const context& ctx, bool live_only);
+
+int retry_command(const context& ctx, const std::vector<std::string>& ids,
+                  const filter_args& filter, int limit);
+
+int cancel_command(const context& ctx, const std::vector<std::string>& ids,
+                   const filter_args& filter, int limit);
+
+int prune_command(const context& ctx, const std::string& older_than, int batch);
+
+int top_command(const context& ctx, const std::string& interval,
+                int iterations);
+
+} // namespace cafmq::cli
