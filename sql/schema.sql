@@ -95,6 +95,24 @@ $$;
 
 CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
     LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM cafmq.pauses) THEN
+    p_names := ARRAY(SELECT n FROM unnest(p_names) n
+                      WHERE NOT EXISTS (SELECT 1 FROM cafmq.pauses p
+                                         WHERE p.kind = 'task'
+                                           AND p.value = n));
+    p_paused := coalesce(p_paused, '{}')
+                || ARRAY(SELECT p.value FROM cafmq.pauses p
+                          WHERE p.kind = 'channel');
+  END IF;
+  RETURN QUERY SELECT * FROM cafmq.claim_unpaused(
+    p_node, p_names, p_channels, p_paused, p_limit, p_lease, p_max_lost,
+    p_cursor_name, p_cursor_args);
+END $$;
+
+CREATE FUNCTION cafmq.claim_unpaused(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
+    LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_sort TO 'off'
     SET jit TO 'off'
@@ -566,6 +584,23 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.pause(p_kind text, p_value text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF p_kind IS NULL OR p_kind NOT IN ('channel', 'task') THEN
+    RAISE EXCEPTION 'cafmq.pause: kind must be channel or task, got %', p_kind
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF p_value IS NULL OR octet_length(p_value) > 255 THEN
+    RAISE EXCEPTION 'cafmq.pause: the % name must be at most 255 bytes (not NULL)',
+      p_kind USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  INSERT INTO cafmq.pauses (kind, value) VALUES (p_kind, p_value)
+    ON CONFLICT DO NOTHING;
+  RETURN FOUND;
+END $$;
+
 CREATE FUNCTION cafmq.prune(p_retention interval, p_limit integer) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
@@ -645,6 +680,24 @@ BEGIN
   RETURN QUERY SELECT unnest(v_done);
 END
 $$;
+
+CREATE FUNCTION cafmq.resume(p_kind text, p_value text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM cafmq.pauses p WHERE p.kind = p_kind AND p.value = p_value;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  IF p_kind = 'channel' THEN
+    PERFORM cafmq.notify_ready(ARRAY[p_value]);
+  ELSE
+    PERFORM cafmq.notify_ready(ARRAY(
+      SELECT DISTINCT t.channel_name FROM cafmq.tasks t
+       WHERE t.state = 'pending' AND t.name = p_value));
+  END IF;
+  RETURN true;
+END $$;
 
 CREATE FUNCTION cafmq.retry(p_ids uuid[]) RETURNS TABLE(id uuid, outcome text)
     LANGUAGE plpgsql
@@ -964,6 +1017,13 @@ CREATE FUNCTION cafmq.time_ordered_uuid() RETURNS uuid
     FROM clock_timestamp() c
 $$;
 
+CREATE TABLE cafmq.pauses (
+    kind text NOT NULL,
+    value text NOT NULL,
+    paused_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT pauses_kind_check CHECK ((kind = ANY (ARRAY['channel'::text, 'task'::text])))
+);
+
 CREATE TABLE cafmq.payloads (
     id uuid NOT NULL,
     json jsonb,
@@ -1047,6 +1107,9 @@ CREATE TABLE cafmq.watches (
     backend_pid integer DEFAULT pg_backend_pid() NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL
 );
+
+ALTER TABLE ONLY cafmq.pauses
+    ADD CONSTRAINT pauses_pkey PRIMARY KEY (kind, value);
 
 ALTER TABLE ONLY cafmq.payloads
     ADD CONSTRAINT payloads_pkey PRIMARY KEY (id);

@@ -176,6 +176,18 @@ int main(int argc, char** argv) {
                     "the retention (default: cafmq.retention from the config)");
   prune->add_option("--batch", batch, "rows per statement")
     ->capture_default_str();
+  std::string pause_channel;
+  std::string pause_task;
+  auto* pause = app.add_subcommand(
+    "pause", "pause a channel name or a task name across the cluster (no "
+             "runner claims its tasks; running ones finish); with neither, "
+             "list the pauses");
+  pause->add_option("--channel", pause_channel, "the channel name");
+  pause->add_option("--task", pause_task, "the task name");
+  auto* resume
+    = app.add_subcommand("resume", "resume a paused channel name or task name");
+  resume->add_option("--channel", pause_channel, "the channel name");
+  resume->add_option("--task", pause_task, "the task name");
   auto* top = app.add_subcommand(
     "top", "a live view of the queue that refreshes in the terminal");
   top->add_option("--interval", interval, "time between refreshes")
@@ -234,6 +246,8 @@ int main(int argc, char** argv) {
     return cancel_command(ctx, ids, filter, bulk_limit);
   if (cmd == prune)
     return prune_command(ctx, older_than, batch);
+  if (cmd == pause || cmd == resume)
+    return pause_command(ctx, cmd == pause, pause_channel, pause_task);
   if (cmd == top)
     return top_command(ctx, interval, iterations);
   return exit_usage;

@@ -568,6 +568,57 @@ int prune_command(const context& ctx, const std::string& older_than,
     });
 }
 
+int pause_command(const context& ctx, bool on, const std::string& channel,
+                  const std::string& task) {
+  if (!channel.empty() && !task.empty())
+    return usage("give --channel or --task, not both");
+  auto kind = task.empty() ? pause_kind::channel : pause_kind::task;
+  const auto& value = task.empty() ? channel : task;
+  return with_connection(
+    ctx, [&](pqxx::connection_base& conn) -> caf::expected<int> {
+      if (channel.empty() && task.empty()) {
+        if (!on)
+          return make_error(errc::invalid_argument,
+                            "resume takes --channel or --task");
+        auto xs = pauses(conn);
+        if (!xs)
+          return std::move(xs.error());
+        auto out = json::array();
+        std::vector<std::vector<std::string>> rows{{"KIND", "NAME", "SINCE"}};
+        for (const auto& x : *xs) {
+          out.push_back(json{{"kind", to_string(x.kind)},
+                             {"name", x.value},
+                             {"paused_at", fmt_time(x.paused_at)}});
+          rows.push_back({to_string(x.kind), x.value, fmt_time(x.paused_at)});
+        }
+        if (ctx.json)
+          std::cout << out.dump() << '\n';
+        else if (xs->empty())
+          std::cout << "nothing is paused\n";
+        else
+          print_table(std::cout, rows);
+        return exit_ok;
+      }
+      auto changed = on ? cafmq::pause(conn, kind, value)
+                        : cafmq::resume(conn, kind, value);
+      if (!changed)
+        return std::move(changed.error());
+      if (ctx.json)
+        std::cout << json{{"kind", to_string(kind)},
+                          {"name", value},
+                          {"paused", on},
+                          {"changed", *changed}}
+                       .dump()
+                  << '\n';
+      else
+        std::cout << to_string(kind) << " " << std::quoted(value)
+                  << (on ? (*changed ? " paused" : " was paused already")
+                         : (*changed ? " resumed" : " was not paused"))
+                  << '\n';
+      return exit_ok;
+    });
+}
+
 int top_command(const context& ctx, const std::string& interval_text,
                 int iterations) {
   auto interval = parse_duration(interval_text);

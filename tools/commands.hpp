@@ -73,6 +73,11 @@ int cancel_command(const context& ctx, const std::vector<std::string>& ids,
 
 int prune_command(const context& ctx, const std::string& older_than, int batch);
 
+/// Pauses (`pause` true) or resumes a channel name or a task name; with
+/// neither given, lists the pauses in force.
+int pause_command(const context& ctx, bool pause, const std::string& channel,
+                  const std::string& task);
+
 int top_command(const context& ctx, const std::string& interval,
                 int iterations);
 

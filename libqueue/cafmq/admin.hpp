@@ -153,4 +153,39 @@ caf::expected<cancel_counts> cancel_matching(pqxx::connection_base& conn,
                                              const task_filter& filter,
                                              int limit = 100000);
 
+/// What a pause applies to.
+enum class pause_kind {
+  /// Every task of a channel name.
+  channel,
+  /// Every task of a task name.
+  task,
+};
+
+/// "channel" or "task".
+std::string to_string(pause_kind x);
+
+/// One pause in force.
+struct pause_info {
+  /// Channel name or task name.
+  pause_kind kind = pause_kind::channel;
+  /// The channel name or task name paused.
+  std::string value;
+  /// When it was paused (database clock).
+  task_status::time_point paused_at;
+};
+
+/// Pauses a channel name or a task name across the cluster: from the commit
+/// on, no runner claims its tasks until `resume`; running tasks finish.
+/// Returns false if it was paused already.
+caf::expected<bool> pause(pqxx::connection_base& conn, pause_kind kind,
+                          const std::string& value);
+
+/// Resumes a paused channel name or task name and wakes the runners.
+/// Returns false if it was not paused.
+caf::expected<bool> resume(pqxx::connection_base& conn, pause_kind kind,
+                           const std::string& value);
+
+/// The pauses in force, oldest first.
+caf::expected<std::vector<pause_info>> pauses(pqxx::connection_base& conn);
+
 } // namespace cafmq

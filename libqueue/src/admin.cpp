@@ -190,4 +190,41 @@ caf::expected<cancel_counts> cancel_matching(pqxx::connection_base& conn,
                        });
 }
 
+std::string to_string(pause_kind x) {
+  return x == pause_kind::channel ? "channel" : "task";
+}
+
+caf::expected<bool> pause(pqxx::connection_base& conn, pause_kind kind,
+                          const std::string& value) {
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<bool> {
+      return tx.exec_params1(sql::pause, to_string(kind), value)[0].as<bool>();
+    });
+}
+
+caf::expected<bool> resume(pqxx::connection_base& conn, pause_kind kind,
+                           const std::string& value) {
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<bool> {
+      return tx.exec_params1(sql::resume, to_string(kind), value)[0].as<bool>();
+    });
+}
+
+caf::expected<std::vector<pause_info>> pauses(pqxx::connection_base& conn) {
+  return guarded([&]() -> caf::expected<std::vector<pause_info>> {
+    pqxx::read_transaction tx{conn};
+    std::vector<pause_info> result;
+    for (const auto& row : tx.exec(sql::pauses)) {
+      pause_info x;
+      x.kind = std::string_view{row[0].c_str()} == "channel"
+                 ? pause_kind::channel
+                 : pause_kind::task;
+      x.value = row[1].c_str();
+      x.paused_at = detail::to_time(row[2]).value();
+      result.push_back(std::move(x));
+    }
+    return result;
+  });
+}
+
 } // namespace cafmq

@@ -39,11 +39,11 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$ou
 
 # -- help and usage ---------------------------------------------------------
 run 0 --help
-for cmd in migrate version status watch list stats retry cancel prune top node; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume top node; do
   has "$out" "  $cmd "
 done
 has "$out" "Exit codes:"
-for cmd in migrate version status watch list stats retry cancel prune top; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume top; do
   run 0 "$cmd" --help
   has "$out" "Usage: cafmq $cmd"
 done
@@ -154,6 +154,27 @@ has "$out" "cancelled 2"
 run 0 cancel --all --json
 [[ $(json 'd["cancelled"]') == 1 ]] || fail "cancel --all: $out"
 run 1 cancel "$d"
+
+# -- pause and resume (cluster-wide: in the database) ----------------------
+run 0 pause
+has "$out" "nothing is paused"
+run 0 pause --channel mail
+has "$out" 'channel "mail" paused'
+run 0 pause --channel mail
+has "$out" "was paused already"
+run 0 pause --task resize --json
+[[ $(json 'd["changed"]') == True ]] || fail "pause --task: $out"
+run 0 pause --json
+[[ $(json 'sorted((x["kind"], x["name"]) for x in d)') == "[('channel', 'mail'), ('task', 'resize')]" ]] \
+  || fail "pause list: $out"
+[[ $(sql "SELECT count(*) FROM cafmq.pauses") == 2 ]] || fail "pauses not persisted"
+run 2 pause --channel mail --task resize
+run 2 resume
+run 0 resume --channel mail
+has "$out" 'channel "mail" resumed'
+run 0 resume --task resize
+run 0 resume --task resize
+has "$out" "was not paused"
 
 # -- prune and top ----------------------------------------------------------
 sql "UPDATE cafmq.tasks SET finished_at = now() - interval '2 days' WHERE id = '$d'"
