@@ -994,10 +994,10 @@ CREATE TABLE cafmq.tasks (
 )
 WITH (fillfactor='80', autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_cost_delay='0', autovacuum_analyze_scale_factor='0.02');
 
-CREATE FUNCTION cafmq.task_matches(t cafmq.tasks, p_states text[], p_name text, p_channel text, p_older_us bigint, p_newer_us bigint) RETURNS boolean
+CREATE FUNCTION cafmq.task_matches(t cafmq.tasks, p_states cafmq.task_state[], p_name text, p_channel text, p_older_us bigint, p_newer_us bigint) RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
-  SELECT (p_states IS NULL OR t.state::text = ANY (p_states))
+  SELECT (p_states IS NULL OR t.state = ANY (p_states))
      AND (p_name IS NULL OR t.name = p_name)
      AND (p_channel IS NULL OR t.channel_name = p_channel)
      AND (p_older_us IS NULL
@@ -1125,6 +1125,8 @@ ALTER TABLE ONLY cafmq.tasks
 
 ALTER TABLE ONLY cafmq.watches
     ADD CONSTRAINT watches_pkey PRIMARY KEY (task_id, backend_pid);
+
+CREATE INDEX tasks_failed_or_cancelled ON cafmq.tasks USING btree (id) WHERE (state = ANY (ARRAY['failed'::cafmq.task_state, 'cancelled'::cafmq.task_state]));
 
 CREATE INDEX tasks_finished ON cafmq.tasks USING btree (finished_at) WHERE (state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state]));
 

@@ -4,6 +4,6 @@
 SELECT id::text, outcome FROM cafmq.retry(ARRAY(
   SELECT t.id FROM cafmq.tasks t
    WHERE t.state IN ('failed', 'cancelled')
-     AND cafmq.task_matches(t, $1::text[], $2::text, $3::text, $4::bigint,
+     AND cafmq.task_matches(t, $1::cafmq.task_state[], $2::text, $3::text, $4::bigint,
                             $5::bigint)
    ORDER BY t.id LIMIT $6::integer))
