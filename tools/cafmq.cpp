@@ -35,6 +35,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/version.hpp"
+#include "cafmq/web/dashboard.hpp"
 #include "node_command.hpp"
 
 namespace {
@@ -128,6 +129,45 @@ int run(pqxx::connection_base& conn, const std::string& url,
   return usage();
 }
 
+// Temporary, until the CLI11 rewrite wires `cafmq dashboard`.
+int dashboard_command(int argc, char** argv) {
+  cafmq::web::dashboard_options opts;
+  std::string url;
+  for (int i = 0; i < argc; ++i) {
+    std::string_view arg{argv[i]};
+    auto value = [&] {
+      return i + 1 < argc ? std::string{argv[++i]} : "";
+    };
+    if (arg == "--listen") {
+      opts.listen = value();
+    } else if (arg == "--token") {
+      opts.token = value();
+    } else if (arg == "--user") {
+      opts.user = value();
+    } else if (arg == "--password") {
+      opts.password = value();
+    } else if (arg == "--read-only") {
+      opts.read_only = true;
+    } else if (arg == "--database-url") {
+      url = value();
+    } else {
+      std::cerr << "usage: cafmq dashboard [--listen ADDR] [--token T] "
+                   "[--user U --password P] [--read-only] "
+                   "[--database-url URL]\n";
+      return 2;
+    }
+  }
+  if (url.empty())
+    if (auto env = std::getenv("CAFMQ_DATABASE_URL"))
+      url = env;
+  if (url.empty()) {
+    std::cerr << "cafmq: no database: pass --database-url or set "
+                 "CAFMQ_DATABASE_URL\n";
+    return 2;
+  }
+  return cafmq::web::run_dashboard(url, opts);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +178,8 @@ int main(int argc, char** argv) {
               << cafmq::latest_schema_version() << ")\n";
     return 0;
   }
+  if (argc >= 2 && std::string_view{argv[1]} == "dashboard")
+    return dashboard_command(argc - 2, argv + 2);
   if (argc >= 2 && std::string_view{argv[1]} == "node")
     return cafmq::cli::node_command(argc - 2, argv + 2);
   config cfg;
