@@ -3,27 +3,17 @@
 
 #include <csignal>
 #include <iostream>
-#include <map>
-#include <mutex>
-#include <thread>
 
-#include <httplib.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
-#include "api.hpp"
-#include "auth.hpp"
-#include "cafmq/admin.hpp"
-#include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
+#include "dashboard_impl.hpp"
 #include "dashboard_page.hpp"
-#include "pool.hpp"
 
 namespace cafmq::web {
 
 namespace {
-
-using json = nlohmann::json;
 
 // Requests served at once. Browsers keep a few connections open and
 // httplib gives each its thread while it lives; the database connections
@@ -78,6 +68,8 @@ std::string html_escape(const std::string& x) {
   return result;
 }
 
+} // namespace
+
 void replace_all(std::string& text, const std::string& what,
                  const std::string& with) {
   for (auto pos = text.find(what); pos != std::string::npos;
@@ -85,228 +77,47 @@ void replace_all(std::string& text, const std::string& what,
     text.replace(pos, what.size(), with);
 }
 
-void send_json(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(dump(body), "application/json");
-}
-
-void send_error(httplib::Response& res, const caf::error& err) {
-  auto [status, body] = error_response(err);
-  send_json(res, status, body);
-}
-
-std::multimap<std::string, std::string> params_of(const httplib::Request& req) {
-  return {req.params.begin(), req.params.end()};
-}
-
-} // namespace
-
-struct dashboard::impl {
-  std::string url;
-  dashboard_options opts;
-  connection_options conn_opts;
-  gate secrets;
-  std::string page;
-  std::unique_ptr<connection_pool> pool;
-  httplib::Server server;
-  std::thread thread;
-  std::uint16_t port = 0;
-  // stop() may come from the owner and from a runtime's end at once.
-  std::mutex mtx;
-  bool started = false;
-
-  bool is_api(const httplib::Request& req) const {
-    return req.path.rfind("/api/", 0) == 0;
+httplib::Server::HandlerResponse
+dashboard::impl::admit(const httplib::Request& req, httplib::Response& res) {
+  if (secrets.open() && !is_loopback(host_of(req.get_header_value("Host")))) {
+    send_json(res, 403,
+              {{"error", "forbidden"},
+               {"message", "this dashboard answers only to loopback host "
+                           "names (it has no token or password)"}});
+    return httplib::Server::HandlerResponse::Handled;
   }
-
-  // Authentication, and the Host check that keeps an open dashboard from
-  // being read through DNS rebinding.
-  httplib::Server::HandlerResponse admit(const httplib::Request& req,
-                                         httplib::Response& res) {
-    if (secrets.open() && !is_loopback(host_of(req.get_header_value("Host")))) {
-      send_json(res, 403,
-                {{"error", "forbidden"},
-                 {"message", "this dashboard answers only to loopback host "
-                             "names (it has no token or password)"}});
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    // `/?token=T` trades the token for the session cookie once, and
-    // leaves it out of the address bar and history.
-    if (req.path == "/" && req.has_param("token") && !secrets.token.empty()) {
-      if (equal_secret(req.get_param_value("token"), secrets.token)) {
-        res.set_header("Set-Cookie", std::string{gate::cookie_name} + "="
-                                       + secrets.session
-                                       + "; HttpOnly; SameSite=Strict; Path=/");
-        res.set_redirect("/", 303);
-      } else {
-        res.status = 401;
-        res.set_content("wrong token\n", "text/plain");
-      }
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (credential_of(req))
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (!secrets.user.empty())
-      res.set_header("WWW-Authenticate",
-                     "Basic realm=\"cafmq dashboard\", charset=\"UTF-8\"");
-    auto message = secrets.token.empty()
-                     ? "log in"
-                     : "open /?token=TOKEN once, or send Authorization: "
-                       "Bearer TOKEN";
-    if (is_api(req)) {
-      send_json(res, 401, {{"error", "unauthorized"}, {"message", message}});
+  // `/?token=T` trades the token for the session cookie once, and
+  // leaves it out of the address bar and history.
+  if (req.path == "/" && req.has_param("token") && !secrets.token.empty()) {
+    if (equal_secret(req.get_param_value("token"), secrets.token)) {
+      res.set_header("Set-Cookie", std::string{gate::cookie_name} + "="
+                                     + secrets.session
+                                     + "; HttpOnly; SameSite=Strict; Path=/");
+      res.set_redirect("/", 303);
     } else {
       res.status = 401;
-      res.set_content(std::string{"401 unauthorized: "} + message + "\n",
-                      "text/plain");
+      res.set_content("wrong token\n", "text/plain");
     }
     return httplib::Server::HandlerResponse::Handled;
   }
-
-  std::optional<credential> credential_of(const httplib::Request& req) const {
-    return secrets.authenticate(req.get_header_value("Authorization"),
-                                req.get_header_value("Cookie"));
+  if (credential_of(req))
+    return httplib::Server::HandlerResponse::Unhandled;
+  if (!secrets.user.empty())
+    res.set_header("WWW-Authenticate",
+                   "Basic realm=\"cafmq dashboard\", charset=\"UTF-8\"");
+  auto message = secrets.token.empty()
+                   ? "log in"
+                   : "open /?token=TOKEN once, or send Authorization: "
+                     "Bearer TOKEN";
+  if (is_api(req)) {
+    send_json(res, 401, {{"error", "unauthorized"}, {"message", message}});
+  } else {
+    res.status = 401;
+    res.set_content(std::string{"401 unauthorized: "} + message + "\n",
+                    "text/plain");
   }
-
-  // Read-only mode, CSRF and Origin, then the task id; calls `f` with it.
-  template <class F>
-  void action(const httplib::Request& req, httplib::Response& res, F f) {
-    if (opts.read_only) {
-      send_json(
-        res, 403,
-        {{"error", "read_only"}, {"message", "this dashboard is read-only"}});
-      return;
-    }
-    auto why = secrets.check_action(
-      *credential_of(req), req.get_header_value("X-CSRF-Token"),
-      req.get_header_value("Origin"), req.get_header_value("Host"),
-      req.get_header_value("Sec-Fetch-Site"));
-    if (!why.empty()) {
-      send_json(res, 403, {{"error", "csrf"}, {"message", why}});
-      return;
-    }
-    auto id = uuid::parse(req.matches[1].str());
-    if (!id) {
-      send_json(res, 400,
-                bad_request("not a task id: '" + req.matches[1].str() + "'"));
-      return;
-    }
-    f(*id);
-  }
-
-  void serve_page(const httplib::Request&, httplib::Response& res) {
-    // A fresh nonce per response: only the page's own script runs.
-    auto nonce = random_hex(16);
-    auto body = page;
-    replace_all(body, "{{nonce}}", nonce);
-    res.set_header("Content-Security-Policy",
-                   "default-src 'none'; script-src 'nonce-" + nonce
-                     + "'; style-src 'unsafe-inline'; connect-src 'self'; "
-                       "img-src 'self' data:; base-uri 'none'; "
-                       "form-action 'none'; frame-ancestors 'none'");
-    res.set_content(body, "text/html; charset=utf-8");
-  }
-
-  void routes() {
-    server.set_pre_routing_handler(
-      [this](const httplib::Request& req, httplib::Response& res) {
-        return admit(req, res);
-      });
-    server.Get("/", [this](const httplib::Request& req,
-                           httplib::Response& res) { serve_page(req, res); });
-    server.Get("/api/stats", [this](const httplib::Request& req,
-                                    httplib::Response& res) {
-      auto finished = req.get_param_value("finished") == "1";
-      auto stats = pool->with([&](pqxx::connection_base& conn) {
-        return queue_stats(conn, finished);
-      });
-      if (!stats)
-        return send_error(res, stats.error());
-      send_json(res, 200,
-                {{"finished", finished}, {"channels", to_json(*stats)}});
-    });
-    server.Get("/api/tasks", [this](const httplib::Request& req,
-                                    httplib::Response& res) {
-      auto request = parse_list_request(params_of(req));
-      if (!request)
-        return send_json(res, 400, bad_request(render(request.error())));
-      auto page = pool->with([&](pqxx::connection_base& conn) {
-        return list_tasks(conn, request->filter, request->limit,
-                          request->after);
-      });
-      if (!page)
-        return send_error(res, page.error());
-      json tasks = json::array();
-      for (auto& row : page->tasks)
-        tasks.push_back(to_json(row));
-      send_json(
-        res, 200,
-        {{"tasks", std::move(tasks)},
-         {"next", page->next ? json(to_string(*page->next)) : json(nullptr)}});
-    });
-    server.Get(R"(/api/tasks/([^/]+))",
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 auto id = uuid::parse(req.matches[1].str());
-                 if (!id)
-                   return send_json(res, 400,
-                                    bad_request("not a task id: '"
-                                                + req.matches[1].str() + "'"));
-                 auto detail = pool->with([&](pqxx::connection_base& conn) {
-                   return inspect_task(conn, *id);
-                 });
-                 if (!detail)
-                   return send_error(res, detail.error());
-                 send_json(res, 200, to_json(*detail));
-               });
-    server.Post(
-      R"(/api/tasks/([^/]+)/cancel)",
-      [this](const httplib::Request& req, httplib::Response& res) {
-        action(req, res, [&](const uuid& id) {
-          auto done = pool->with(
-            [&](pqxx::connection_base& conn) { return cancel(conn, id); });
-          if (!done)
-            return send_error(res, done.error());
-          send_json(res, 200,
-                    {{"id", to_string(id)}, {"result", to_string(*done)}});
-        });
-      });
-    server.Post(
-      R"(/api/tasks/([^/]+)/retry)",
-      [this](const httplib::Request& req, httplib::Response& res) {
-        action(req, res, [&](const uuid& id) {
-          auto done = pool->with([&](pqxx::connection_base& conn) {
-            return retry(conn, std::vector<uuid>{id});
-          });
-          if (!done)
-            return send_error(res, done.error());
-          if (!done->skipped.empty())
-            return send_json(
-              res, 409,
-              {{"error", "not_retried"}, {"message", done->skipped[0].second}});
-          send_json(res, 200, {{"id", to_string(id)}, {"result", "retried"}});
-        });
-      });
-    server.set_exception_handler([](const httplib::Request&,
-                                    httplib::Response& res,
-                                    std::exception_ptr ep) {
-      std::string what = "unknown exception";
-      try {
-        std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-        // what stays
-      }
-      send_json(res, 500, {{"error", "internal"}, {"message", what}});
-    });
-    server.set_error_handler(
-      [this](const httplib::Request& req, httplib::Response& res) {
-        if (res.status == 404 && res.body.empty() && is_api(req))
-          send_json(res, 404,
-                    {{"error", "not_found"}, {"message", "no such API route"}});
-      });
-  }
-};
+  return httplib::Server::HandlerResponse::Handled;
+}
 
 dashboard::dashboard(std::string url, dashboard_options opts,
                      connection_options conn_opts)
