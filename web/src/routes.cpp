@@ -22,15 +22,17 @@ std::multimap<std::string, std::string> params_of(const httplib::Request& req) {
 
 void dashboard::impl::serve_page(const httplib::Request&,
                                  httplib::Response& res) {
-  // A fresh nonce per response: only the page's own script runs.
+  // A fresh nonce per response: only the page's own script and style
+  // apply.
   auto nonce = random_hex(16);
   auto body = page;
   replace_all(body, "{{nonce}}", nonce);
   res.set_header("Content-Security-Policy",
                  "default-src 'none'; script-src 'nonce-" + nonce
-                   + "'; style-src 'unsafe-inline'; connect-src 'self'; "
-                     "img-src 'self' data:; base-uri 'none'; "
-                     "form-action 'none'; frame-ancestors 'none'");
+                   + "'; style-src 'nonce-" + nonce
+                   + "'; connect-src 'self'; img-src 'none'; "
+                     "base-uri 'none'; form-action 'none'; "
+                     "frame-ancestors 'none'");
   res.set_content(body, "text/html; charset=utf-8");
 }
 
