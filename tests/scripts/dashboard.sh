@@ -86,7 +86,7 @@ expect 400 "a bad state filter" "${auth[@]}" "$main/api/tasks?state=sleeping"
 expect 400 "a bad age filter" "${auth[@]}" "$main/api/tasks?older_than=soon"
 grep -q '"error":"bad_request"' "$tmp/body" || fail "a 400 without a JSON error: $(cat "$tmp/body")"
 expect 404 "an unknown id" "${auth[@]}" "$main/api/tasks/00000000-0000-7000-8000-000000000000"
-expect 400 "an action on a bad id" "${auth[@]}" -X POST "$main/api/tasks/12345/cancel"
+expect 400 "an action on a bad id" "${auth[@]}" -X POST -d "" "$main/api/tasks/12345/cancel"
 
 # ?token= trades the token for an HttpOnly SameSite=Strict session cookie.
 jar=$tmp/cookies
@@ -97,13 +97,13 @@ grep -q "$token" "$jar" && fail "the cookie holds the token itself"
 expect 200 "the page with the cookie" -b "$jar" "$main/"
 csrf=$(sed -n 's|.*<meta name="csrf-token" content="\([0-9a-f]*\)">.*|\1|p' "$tmp/body")
 [[ ${#csrf} -eq 64 ]] || fail "no CSRF token in the page"
-expect 403 "a POST without the CSRF header" -b "$jar" -X POST \
+expect 403 "a POST without the CSRF header" -b "$jar" -X POST -d "" \
   "$main/api/tasks/$id/cancel"
-expect 403 "a POST with a wrong CSRF header" -b "$jar" -X POST \
+expect 403 "a POST with a wrong CSRF header" -b "$jar" -X POST -d "" \
   -H "X-CSRF-Token: wrong" "$main/api/tasks/$id/cancel"
-expect 403 "a POST from a foreign Origin" -b "$jar" -X POST \
+expect 403 "a POST from a foreign Origin" -b "$jar" -X POST -d "" \
   -H "X-CSRF-Token: $csrf" -H "Origin: http://evil.example" "$main/api/tasks/$id/cancel"
-expect 403 "a cross-site POST" -b "$jar" -X POST -H "X-CSRF-Token: $csrf" \
+expect 403 "a cross-site POST" -b "$jar" -X POST -d "" -H "X-CSRF-Token: $csrf" \
   -H "Sec-Fetch-Site: cross-site" "$main/api/tasks/$id/cancel"
 [[ $(sql "SELECT state FROM cafmq.tasks WHERE id = '$id'") == pending ]] \
   || fail "a refused POST changed the task"
@@ -113,7 +113,7 @@ start_dashboard readonly --read-only
 ro=$base
 expect 200 "the read-only page" "$ro/"
 ro_csrf=$(sed -n 's|.*<meta name="csrf-token" content="\([0-9a-f]*\)">.*|\1|p' "$tmp/body")
-expect 403 "an action in read-only mode" -X POST -H "X-CSRF-Token: $ro_csrf" \
+expect 403 "an action in read-only mode" -X POST -d "" -H "X-CSRF-Token: $ro_csrf" \
   "$ro/api/tasks/$id/cancel"
 grep -q '"error":"read_only"' "$tmp/body" || fail "read-only 403 without its reason: $(cat "$tmp/body")"
 expect 403 "a foreign Host (DNS rebinding)" -H "Host: evil.example" "$ro/api/tasks"
