@@ -10,7 +10,7 @@
 set -euo pipefail
 cli=$1 n=${2:-1000000}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-source "$here/../tests/scripts/fresh_database.sh"
+source "$here/../tests/scripts/dashboard_lib.sh"
 tmp=$(mktemp -d /tmp/cafmq-dashload.XXXXXX)
 pid=
 cleanup() {
@@ -22,28 +22,12 @@ trap cleanup EXIT
 fresh_database cafmq_dashload
 sql() { psql "$url" -v ON_ERROR_STOP=1 -qtAc "$1"; }
 
-# N finished tasks over the last ~28 hours (one every 100 ms), ids
-# time-ordered like uuid::time_ordered (48 bits of Unix milliseconds,
-# version 7, variant 8): 90% completed, 7% failed, 3% cancelled, over 4
-# names and 3 channels; plus 20 pending and 3 running for the live counts.
+# N finished tasks, one every 100 ms up to now (tests/scripts/finished_tasks.sql:
+# one INSERT ... SELECT generate_series, time-ordered ids); plus 20 pending
+# for the live counts.
 start=$(date +%s.%N)
-sql "INSERT INTO cafmq.tasks (id, seq, name, channel_name, channel_args, state,
-       ordered, attempt, max_attempts, run_at, backoff, backoff_cap,
-       last_error, created_at, started_at, finished_at)
-     SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0')
-             || '7' || substr(h, 1, 3) || '8' || substr(h, 4, 15))::uuid,
-            nextval('cafmq.task_seq'),
-            (ARRAY['send_email', 'resize_image', 'charge_card', 'sync_crm'])[1 + i % 4],
-            (ARRAY['', 'mail', 'billing'])[1 + i % 3], '',
-            s::cafmq.task_state, false, 1, 5, t, '1 s', '1 h',
-            CASE WHEN s = 'failed' THEN 'timeout after 30 s' END,
-            t, t + interval '5 ms', t + interval '20 ms'
-       FROM generate_series(1, $n) i,
-            LATERAL (SELECT now() - interval '28 hours' + i * interval '100 ms' AS t,
-                            md5(i::text) AS h,
-                            CASE WHEN i % 100 < 90 THEN 'completed'
-                                 WHEN i % 100 < 97 THEN 'failed'
-                                 ELSE 'cancelled' END AS s) x"
+psql "$url" -v ON_ERROR_STOP=1 -q -v n="$n" -v step="'100 ms'" \
+  -f "$here/../tests/scripts/finished_tasks.sql"
 sql "SELECT count(*) FROM (SELECT cafmq.spawn('send_email', jsonb_build_object('to', 'user' || i || '@example.com'),
                                               run_at => now() + interval '1 hour')
                            FROM generate_series(1, 20) i) x" >/dev/null
@@ -60,16 +44,10 @@ printf 'inserted %s finished tasks in %.1f s; table %s, indexes %s\n' "$n" \
   "$(sql "SELECT pg_size_pretty(pg_indexes_size('cafmq.tasks'))")"
 
 token=bench
-CAFMQ_DATABASE_URL=$url "$cli" dashboard --listen 127.0.0.1:0 --token $token \
-  >"$tmp/dashboard.log" 2>&1 &
-pid=$!
-base=
-for _ in $(seq 200); do
-  base=$(sed -n 's|.*serving url=\(http://[^ ]*\)/ .*|\1|p' "$tmp/dashboard.log")
-  [[ -n $base ]] && break
-  sleep 0.05
-done
-[[ -n $base ]] || { cat "$tmp/dashboard.log"; exit 1; }
+ok=1
+serve_dashboard "$tmp/dashboard.log" --token $token || ok=0
+pid=$dashboard_pid
+[[ $ok == 1 ]] || { cat "$tmp/dashboard.log"; exit 1; }
 
 # Median of 5 of curl's time_total, in ms.
 median() {
@@ -88,7 +66,8 @@ echo "| --- | --- |"
 for path in "/" "/api/stats" "/api/tasks?limit=50" "/api/tasks?limit=50&after=$first_next" \
             "/api/tasks?limit=50&after=$deep" "/api/tasks?limit=50&state=failed" \
             "/api/tasks?limit=50&state=cancelled&name=sync_crm" \
-            "/api/tasks?limit=50&state=pending" "/api/tasks?limit=50&older_than=1d" \
+            "/api/tasks?limit=50&state=pending" "/api/tasks?limit=50&channel=billing" \
+            "/api/tasks?limit=50&older_than=1d" \
             "/api/tasks/$deep" "/api/stats?finished=1"; do
   echo "| \`${path//$deep/MIDDLE}\` | $(median "$base$path") |"
 done

@@ -14,7 +14,7 @@
 set -euo pipefail
 cli=$1 out=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-source "$here/fresh_database.sh"
+source "$here/dashboard_lib.sh"
 for tool in chromium chromedriver curl python3 psql; do
   command -v "$tool" >/dev/null \
     || { echo "FAIL: $tool is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
@@ -49,20 +49,11 @@ xss=$(sql "SELECT cafmq.spawn('render<img src=x onerror=\"window.pwned=1\">',
              run_at => now() + interval '1 hour')")
 [[ $id =~ ^[0-9a-f-]{36}$ && $xss =~ ^[0-9a-f-]{36}$ ]] || fail "spawn returned '$id' '$xss'"
 
-# Starts `cafmq dashboard ARGS...` on port 0; sets $base to its address.
+# Serves `cafmq dashboard ARGS...` on port 0; sets $base to its address.
 start_dashboard() {
   local name=$1; shift
-  CAFMQ_DATABASE_URL=$url "$cli" dashboard --listen 127.0.0.1:0 "$@" \
-    >"$tmp/$name.log" 2>&1 &
-  pids+=($!)
-  base=
-  for _ in $(seq 200); do
-    base=$(sed -n 's|.*serving url=\(http://[^ ]*\)/ .*|\1|p' "$tmp/$name.log")
-    [[ -n $base ]] && return 0
-    kill -0 "${pids[-1]}" 2>/dev/null || fail "the $name dashboard exited"
-    sleep 0.05
-  done
-  fail "the $name dashboard did not start within 10 s"
+  serve_dashboard "$tmp/$name.log" "$@" || fail "the $name dashboard did not start"
+  pids+=("$dashboard_pid")
 }
 # The HTTP status of a curl request.
 status() { curl -s -o "$tmp/body" -w '%{http_code}' "$@"; }

@@ -79,6 +79,9 @@ class browser:
         except OSError:
             return False
 
+    def resize(self, width, height):
+        http("POST", self.s + "/window/rect", {"width": width, "height": height})
+
     def go(self, url):
         http("POST", self.s + "/url", {"url": url})
 
