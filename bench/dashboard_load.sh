@@ -3,8 +3,8 @@
 # Measures (asserts nothing) the dashboard's page load with N finished tasks
 # (default 1,000,000) in cafmq.tasks: the HTTP time of the page and of each
 # API call it makes (median of 5 with curl), and in headless Chromium the
-# page's own timings until the first rows show. Also prints EXPLAIN ANALYZE
-# of the finished totals' query. In a fresh database of CAFMQ_DATABASE_URL.
+# page's own timings until the first rows show; then EXPLAIN ANALYZE of
+# the listing and stats queries. In a fresh database of CAFMQ_DATABASE_URL.
 #
 #   bench/dashboard_load.sh CLI [N]     (build/tools/cafmq)
 set -euo pipefail
@@ -32,12 +32,6 @@ sql "SELECT count(*) FROM (SELECT cafmq.spawn('send_email', jsonb_build_object('
                                               run_at => now() + interval '1 hour')
                            FROM generate_series(1, 20) i) x" >/dev/null
 sql "VACUUM ANALYZE cafmq.tasks"
-# Plans of statements slower than 100 ms go to the dashboard's stderr (its
-# connections print notices there) with their EXPLAIN ANALYZE.
-sql "ALTER DATABASE $db SET session_preload_libraries = 'auto_explain'"
-sql "ALTER DATABASE $db SET auto_explain.log_min_duration = '100ms'"
-sql "ALTER DATABASE $db SET auto_explain.log_analyze = on"
-sql "ALTER DATABASE $db SET client_min_messages = log"
 printf 'inserted %s finished tasks in %.1f s; table %s, indexes %s\n' "$n" \
   "$(awk "BEGIN { print $(date +%s.%N) - $start }")" \
   "$(sql "SELECT pg_size_pretty(pg_table_size('cafmq.tasks'))")" \
@@ -76,5 +70,22 @@ echo
 python3 "$here/dashboard_load.py" "$base" "$token"
 
 echo
-echo "Statements slower than 100 ms (auto_explain, EXPLAIN ANALYZE):"
-grep -v '^cafmq dashboard' "$tmp/dashboard.log" || echo "(none)"
+echo "EXPLAIN ANALYZE of the listing (sql/queries/list_tasks.sql) and the stats"
+echo "(queue_stats.sql) as the dashboard runs them:"
+explain() {  # NAME FILE ARGS...
+  local name=$1 file=$2; shift 2
+  echo
+  echo "-- $name"
+  psql "$url" -qAt <<SQL
+PREPARE q AS $(grep -v '^--' "$file");
+EXPLAIN (ANALYZE, BUFFERS) EXECUTE q($*);
+SQL
+}
+list=$here/../sql/queries/list_tasks.sql
+explain "first page" "$list" "NULL, NULL, NULL, NULL, NULL, NULL, 51"
+explain "a page in the middle" "$list" "NULL, NULL, NULL, NULL, NULL, '$deep', 51"
+explain "state=failed" "$list" "'{failed}', NULL, NULL, NULL, NULL, NULL, 51"
+explain "state=pending (20 of them, all newest)" "$list" "'{pending}', NULL, NULL, NULL, NULL, NULL, 51"
+explain "state=running (none)" "$list" "'{running}', NULL, NULL, NULL, NULL, NULL, 51"
+explain "live stats" "$here/../sql/queries/queue_stats.sql" "false"
+explain "finished totals" "$here/../sql/queries/queue_stats.sql" "true"
