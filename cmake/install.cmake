@@ -15,6 +15,10 @@ if(TARGET cafmq-cli)
     EXPORT_NAME cafmq
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 endif()
+# The runtime loads the dashboard's library (a private dependency, not on
+# its users' link lines) from its own directory: their RUNPATH does not
+# reach the libraries' dependencies.
+set_target_properties(cafmq_actors PROPERTIES INSTALL_RPATH "$ORIGIN")
 install(TARGETS ${cafmq_installed_targets}
   EXPORT cafmqTargets
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
