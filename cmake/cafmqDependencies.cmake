@@ -5,7 +5,7 @@
 # Sets CAFMQ_MISSING_DEPENDENCIES to a message when something is missing.
 set(CAFMQ_MISSING_DEPENDENCIES "")
 set(_cafmq_debian_hint "on Debian bookworm: apt-get install libcaf-dev "
-    "libpqxx-dev libpq-dev nlohmann-json3-dev pkg-config")
+    "libpqxx-dev libpq-dev nlohmann-json3-dev libcpp-httplib-dev pkg-config")
 string(CONCAT _cafmq_debian_hint ${_cafmq_debian_hint})
 
 find_package(Threads QUIET)
@@ -58,6 +58,17 @@ if(NOT TARGET PkgConfig::PQ)
   if(NOT PQ_FOUND)
     set(CAFMQ_MISSING_DEPENDENCIES
         "libpq not found (pkg-config libpq); ${_cafmq_debian_hint}")
+    return()
+  endif()
+endif()
+# cpp-httplib (the dashboard, cafmq::web): pkg-config only. Its compile
+# definitions (OpenSSL, zlib, brotli) must match Debian's build of the
+# library; cafmq uses it only inside cafmq_web.
+if(NOT TARGET PkgConfig::HTTPLIB)
+  pkg_check_modules(HTTPLIB QUIET IMPORTED_TARGET cpp-httplib>=0.11)
+  if(NOT HTTPLIB_FOUND)
+    set(CAFMQ_MISSING_DEPENDENCIES
+        "cpp-httplib >= 0.11 not found (pkg-config cpp-httplib); ${_cafmq_debian_hint}")
     return()
   endif()
 endif()

@@ -40,10 +40,5 @@ foreach(path IN LISTS query_files)
 endforeach()
 string(APPEND out "} // namespace cafmq::sql\n")
 
-# Only touch the header when its content changes, so nothing rebuilds needlessly.
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" old)
-endif()
-if(NOT old STREQUAL out)
-  file(WRITE "${OUTPUT}" "${out}")
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake")
+cafmq_write_if_changed("${OUTPUT}" "${out}")

@@ -7,7 +7,7 @@ set(CAFMQ_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/cafmq")
 set(CAFMQ_INSTALL_DATADIR "${CMAKE_INSTALL_DATADIR}/cafmq")
 set(CAFMQ_INSTALL_SQLDIR "${CAFMQ_INSTALL_DATADIR}/sql")
 
-set(cafmq_installed_targets cafmq_queue cafmq_actors)
+set(cafmq_installed_targets cafmq_queue cafmq_web cafmq_actors)
 if(TARGET cafmq-cli)
   list(APPEND cafmq_installed_targets cafmq-cli)
   # The tool finds the libraries next to it, in whatever prefix.
@@ -15,15 +15,21 @@ if(TARGET cafmq-cli)
     EXPORT_NAME cafmq
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 endif()
+# The runtime loads the dashboard's library (a private dependency, not on
+# its users' link lines) from its own directory: their RUNPATH does not
+# reach the libraries' dependencies.
+set_target_properties(cafmq_actors PROPERTIES INSTALL_RPATH "$ORIGIN")
 install(TARGETS ${cafmq_installed_targets}
   EXPORT cafmqTargets
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
-# Public headers only: libqueue/cafmq/*.hpp, actors/cafmq/actors/*.hpp and
-# the generated cafmq/version.hpp (src/ holds the private ones).
+# Public headers only: libqueue/cafmq/*.hpp, web/cafmq/web/*.hpp,
+# actors/cafmq/actors/*.hpp and the generated cafmq/version.hpp (src/ holds
+# the private ones).
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/libqueue/cafmq"
+                  "${PROJECT_SOURCE_DIR}/web/cafmq"
                   "${PROJECT_SOURCE_DIR}/actors/cafmq"
                   "${CAFMQ_GENERATED_INCLUDE_DIR}/cafmq"
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
@@ -45,7 +51,8 @@ install(FILES "${PROJECT_BINARY_DIR}/cafmqConfig.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/cafmqDependencies.cmake"
   DESTINATION "${CAFMQ_INSTALL_CMAKEDIR}")
 
-# pkg-config: cafmq-queue and cafmq-actors, relocatable (${pcfiledir}).
+# pkg-config: cafmq-queue, cafmq-web and cafmq-actors, relocatable
+# (${pcfiledir}).
 file(RELATIVE_PATH cafmq_pc_prefix
   "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 set(CAFMQ_PC_CAF_CFLAGS "")
@@ -55,9 +62,10 @@ endif()
 if(CAFMQ_SHARED_LIBS)
   set(CAFMQ_PC_PRIVATE_LIBS "")
 else()
-  set(CAFMQ_PC_PRIVATE_LIBS "-lssl -lcrypto")
+  # The runtime serves the dashboard (cafmq_web, on cpp-httplib).
+  set(CAFMQ_PC_PRIVATE_LIBS "-lcafmq_web -lcpp-httplib -lssl -lcrypto")
 endif()
-foreach(pc cafmq-queue cafmq-actors)
+foreach(pc cafmq-queue cafmq-web cafmq-actors)
   configure_file("cmake/${pc}.pc.in" "${PROJECT_BINARY_DIR}/${pc}.pc" @ONLY)
   install(FILES "${PROJECT_BINARY_DIR}/${pc}.pc"
     DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
@@ -77,7 +85,8 @@ install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/README.md"
 
 # cpack -G DEB: one package with the libraries, headers, tool, SQL and
 # CMake config. Run-time dependencies come from dpkg-shlibdeps; the headers
-# need the -dev packages of what they include.
+# need the -dev packages of what they include, and cafmqConfig.cmake finds
+# cpp-httplib (static builds link it).
 set(CPACK_PACKAGE_NAME cafmq)
 set(CPACK_PACKAGE_VENDOR "cafmq")
 set(CPACK_PACKAGE_CONTACT "cafmq developers <cafmq@localhost>")
@@ -97,5 +106,5 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libcaf-dev (>= 0.17.6), libcaf-dev (<< 0.18), libpqxx-dev (>= 6.4), libpq-dev, nlohmann-json3-dev (>= 3), pkg-config")
+    "libcaf-dev (>= 0.17.6), libcaf-dev (<< 0.18), libpqxx-dev (>= 6.4), libpq-dev, nlohmann-json3-dev (>= 3), libcpp-httplib-dev (>= 0.11), pkg-config")
 include(CPack)

@@ -26,7 +26,8 @@ endif()
 
 # cafmq_test_main links CAF alone (no PQXX_HAVE_OPTIONAL): GCC would not take
 # the header there.
-set(CAFMQ_PCH_SKIP cafmq_test_main)
+# cafmq_web compiles with httplib's definitions (OpenSSL, zlib, brotli).
+set(CAFMQ_PCH_SKIP cafmq_test_main cafmq_web)
 
 function(cafmq_collect_targets dir out)
   get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)

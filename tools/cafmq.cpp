@@ -16,6 +16,7 @@
 #include "cafmq/actors/config.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/version.hpp"
+#include "cafmq/web/dashboard.hpp"
 #include "commands.hpp"
 #include "node_command.hpp"
 
@@ -197,6 +198,22 @@ int main(int argc, char** argv) {
                  "stop after N refreshes (0: "
                  "until Ctrl-C)")
     ->capture_default_str();
+  cafmq::web::dashboard_options web;
+  auto* dashboard = app.add_subcommand(
+    "dashboard", "serve the web dashboard until SIGINT or SIGTERM");
+  dashboard
+    ->add_option("--listen", web.listen,
+                 "HOST:PORT to listen on (loopback by default; any other "
+                 "address needs --token or --user)")
+    ->capture_default_str();
+  dashboard->add_option("--token", web.token,
+                        "require this token (Authorization: Bearer, or "
+                        "/?token= once for a session cookie)");
+  dashboard->add_option("--user", web.user, "require basic auth: user");
+  dashboard->add_option("--password", web.password,
+                        "require basic auth: password");
+  dashboard->add_flag("--read-only", web.read_only,
+                      "show everything, change nothing");
   app
     .add_subcommand("node", "talk to a published runner node (cafmq node "
                             "--help lists its commands)")
@@ -248,6 +265,13 @@ int main(int argc, char** argv) {
     return prune_command(ctx, older_than, batch);
   if (cmd == pause || cmd == resume)
     return pause_command(ctx, cmd == pause, pause_channel, pause_task);
+  if (cmd == dashboard) {
+    if (web.user.empty() != web.password.empty()) {
+      std::cerr << "cafmq: --user and --password go together\n";
+      return exit_usage;
+    }
+    return cafmq::web::run_dashboard(ctx.url, web);
+  }
   if (cmd == top)
     return top_command(ctx, interval, iterations);
   return exit_usage;

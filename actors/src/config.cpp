@@ -203,7 +203,17 @@ config::config() {
            "how long a start waits for an unreachable database (reconnect)",
            start_timeout))
     .add(log_level_name, "log-level",
-         with_default("debug, info, warning or error", log_level_name));
+         with_default("debug, info, warning or error", log_level_name))
+    .add(dashboard_listen, "dashboard-listen",
+         with_default("HOST:PORT of the web dashboard this runner serves; "
+                      "empty: none",
+                      dashboard_listen))
+    .add(dashboard_token, "dashboard-token",
+         with_default("token the dashboard asks for (required off loopback)",
+                      dashboard_token))
+    .add(dashboard_read_only, "dashboard-read-only",
+         with_default("the dashboard refuses cancel and retry",
+                      dashboard_read_only));
   opt_group{custom_options_, "cafmq.publish"}
     .add(node_host, "host",
          with_default("address to publish the control interface on", node_host))
@@ -401,6 +411,9 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     result.min_log_level = log_level::warning;
   else if (log_level_name == "error")
     result.min_log_level = log_level::error;
+  result.dashboard_listen = dashboard_listen;
+  result.dashboard_token = dashboard_token;
+  result.dashboard_read_only = dashboard_read_only;
   result.tasks = std::move(tasks);
   return result;
 }

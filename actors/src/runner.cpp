@@ -17,6 +17,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/sql.hpp"
+#include "cafmq/web/dashboard.hpp"
 #include "node_auth.hpp"
 #include "started_attempts.hpp"
 #include "stop_signals.hpp"
@@ -149,10 +150,34 @@ void hand_back_leftovers(pqxx::connection_base& conn,
   }
 }
 
-// spawn_runner, and the port the node was published on (if it was).
+// The dashboard of cfg.dashboard_listen, started; it stops when `runtime`
+// ends (or earlier, by its owner).
+caf::expected<std::shared_ptr<web::dashboard>>
+start_dashboard(const runner_config& cfg, const runtime_actor& runtime,
+                const logger& log) {
+  web::dashboard_options opts;
+  opts.listen = cfg.dashboard_listen;
+  opts.token = cfg.dashboard_token;
+  opts.read_only = cfg.dashboard_read_only;
+  auto board = std::make_shared<web::dashboard>(
+    cfg.database_url, std::move(opts), connection_for(cfg, "dashboard"));
+  if (auto err = board->start())
+    return err;
+  log(log_level::info, "serving the dashboard",
+      {{"listen", cfg.dashboard_listen},
+       {"port", static_cast<int>(board->port())},
+       {"read_only", cfg.dashboard_read_only ? "true" : "false"}});
+  caf::actor_cast<caf::abstract_actor*>(runtime)->attach_functor(
+    [board](const caf::error&) { board->stop(); });
+  return board;
+}
+
+// spawn_runner, the port the node was published on (if it was) and the
+// dashboard (if one is configured).
 caf::expected<runtime_actor>
 start_runtime(caf::actor_system& sys, runner_config cfg,
               std::optional<std::uint16_t>& port,
+              std::shared_ptr<web::dashboard>& board,
               std::function<void(const runner_stats&)> on_stopped = nullptr,
               std::shared_ptr<started_attempts> started = nullptr) {
   if (is_worker_process())
@@ -198,6 +223,9 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
   auto publish = cfg.publish;
   logger log{cfg.log, cfg.min_log_level};
   auto processes = isolation ? std::optional<runner_config>{cfg} : std::nullopt;
+  auto dashboard = cfg.dashboard_listen.empty()
+                     ? std::nullopt
+                     : std::optional<runner_config>{cfg};
   auto runtime = spawn_runtime(sys, std::move(cfg), std::move(parts));
   if (processes) {
     auto bound = publish_node(sys, runtime, gate, log);
@@ -215,6 +243,14 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
     }
     port = *bound;
   }
+  if (dashboard) {
+    auto started = start_dashboard(*dashboard, runtime, log);
+    if (!started) {
+      caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
+      return std::move(started.error());
+    }
+    board = std::move(*started);
+  }
   return runtime;
 }
 
@@ -223,7 +259,8 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
 caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
                                           runner_config cfg) {
   std::optional<std::uint16_t> port;
-  return start_runtime(sys, std::move(cfg), port);
+  std::shared_ptr<web::dashboard> board;
+  return start_runtime(sys, std::move(cfg), port, board);
 }
 
 struct runner::impl {
@@ -244,6 +281,9 @@ struct runner::impl {
   std::shared_ptr<final_stats> final = std::make_shared<final_stats>();
   bool stopped = false;
   std::optional<std::uint16_t> port;
+  // Stopped by stop() once the handlers are done, so that no scheduler
+  // thread of the runtime waits for the dashboard's threads.
+  std::shared_ptr<web::dashboard> board;
   // What started; handlers still inside after the stop are not waited for.
   std::shared_ptr<started_attempts> started
     = std::make_shared<started_attempts>();
@@ -287,7 +327,7 @@ caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   ptr->log = std::make_shared<logger>(cfg.log ? cfg.log : stderr_sink(),
                                       cfg.min_log_level);
   auto runtime = start_runtime(
-    *ptr->sys, std::move(cfg), ptr->port,
+    *ptr->sys, std::move(cfg), ptr->port, ptr->board,
     [final = ptr->final](const runner_stats& x) {
       std::lock_guard<std::mutex> guard{final->mtx};
       final->value = x;
@@ -307,6 +347,8 @@ void runner::stop() {
   caf::scoped_actor self{*impl_->sys};
   self->request(impl_->runtime, impl_->stop_bound, stop_atom::value)
     .receive([](bool) {}, [](caf::error&) {});
+  if (impl_->board)
+    impl_->board->stop();
   caf::anon_send_exit(impl_->runtime, caf::exit_reason::user_shutdown);
   // The stop waited shutdown_timeout + handler_grace for the handlers.
   // Those still inside ignore their cancel: their attempts go back to the

@@ -8,6 +8,7 @@
 
 #include "cafmq/admin.hpp"
 #include "cafmq/migrate.hpp"
+#include "cafmq/sql.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
 
@@ -299,6 +300,41 @@ CAF_TEST(tasks spawned from SQL get time ordered ids) {
                      "1000)::bigint), 12, '0')")[0]
               .as<std::string>();
   CAF_CHECK_EQUAL(x.substr(0, 6), ms.substr(0, 6));
+}
+
+CAF_TEST(a listing page reads the primary key however many tasks finished) {
+  // 100,000 finished tasks: a page that sorted the table would show.
+  pqxx::nontransaction tx{*conn};
+  tx.exec0("INSERT INTO cafmq.tasks (id, seq, name, channel_name, "
+           "channel_args, state, ordered, max_attempts, run_at, backoff, "
+           "backoff_cap, finished_at) "
+           "SELECT cafmq.time_ordered_uuid(), nextval('cafmq.task_seq'), 't', "
+           "'', '', 'completed', false, 5, now(), '1 s', '1 h', now() "
+           "FROM generate_series(1, 100000)");
+  tx.exec0("ANALYZE cafmq.tasks");
+  auto explain = [&](const std::optional<std::string>& after) {
+    std::string plan;
+    std::optional<std::string> none;
+    std::optional<std::int64_t> no_age;
+    for (const auto& row :
+         tx.exec_params(std::string{"EXPLAIN "} + sql::list_tasks, none, none,
+                        none, no_age, no_age, after, 51))
+      plan += row[0].as<std::string>() + "\n";
+    return plan;
+  };
+  auto middle
+    = tx.exec1("SELECT id::text FROM cafmq.tasks ORDER BY id OFFSET 50000 "
+               "LIMIT 1")[0]
+        .as<std::string>();
+  for (const auto& after : {std::optional<std::string>{}, {middle}}) {
+    auto plan = explain(after);
+    CAF_CHECK_NOT_EQUAL(plan.find("Index Scan Backward using tasks_pkey"),
+                        std::string::npos);
+    CAF_CHECK_EQUAL(plan.find("Sort"), std::string::npos);
+    CAF_CHECK_EQUAL(plan.find("Seq Scan"), std::string::npos);
+    if (plan.find("Sort") != std::string::npos)
+      CAF_MESSAGE(plan);
+  }
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -144,6 +144,12 @@ public:
   /// cafmq.log-level: "debug", "info", "warning" or "error";
   /// `runner_config::min_log_level`.
   std::string log_level_name = to_string(defaults().min_log_level);
+  /// cafmq.dashboard-listen; empty: no dashboard.
+  std::string dashboard_listen = defaults().dashboard_listen;
+  /// cafmq.dashboard-token; empty: none.
+  std::string dashboard_token = defaults().dashboard_token;
+  /// cafmq.dashboard-read-only.
+  bool dashboard_read_only = defaults().dashboard_read_only;
   // cafmq.publish.*: publishing; its TLS files are CAF's openssl.* options
   // (certificate, key, cafile, passphrase), read by the openssl module.
   /// cafmq.publish.host: `node_options::host`.

@@ -173,6 +173,15 @@ struct runner_config {
   log_level min_log_level = log_level::info;
   /// Publishing the control interface to other nodes; off by default.
   node_options publish;
+  /// HOST:PORT on which this runner serves the web dashboard
+  /// (cafmq/web/dashboard.hpp) while it runs; empty: no dashboard. An
+  /// address that is not loopback needs `dashboard_token`.
+  std::string dashboard_listen;
+  /// The token the dashboard asks for (Bearer header, or `/?token=` once);
+  /// empty: none.
+  std::string dashboard_token;
+  /// The dashboard shows the queue but refuses cancel and retry.
+  bool dashboard_read_only = false;
 
   /// Every task name this runner can run itself (not remote_tasks).
   std::vector<std::string> task_names() const;
