@@ -44,6 +44,9 @@ struct claim_request {
   /// usual. Tasks of a paused channel stay pending for any runner that has
   /// not paused it.
   std::vector<std::string> paused;
+  /// Also return how long each task was ready when claimed (costs the
+  /// database an index lookup per claimed task).
+  bool pickup = false;
 };
 
 /// Where the fair round-robin over channels continues.
@@ -64,6 +67,9 @@ struct claim_result {
   /// Time until something becomes runnable; zero: claim again now; empty:
   /// nothing is scheduled.
   std::optional<std::chrono::microseconds> wait;
+  /// With `claim_request::pickup`: per task of `tasks`, in its order, how
+  /// long it was ready (past its run_at) when claimed; else empty.
+  std::vector<std::chrono::microseconds> pickup;
 };
 
 /// State of one recorded failure.
