@@ -5,7 +5,7 @@
 # Sets CAFMQ_MISSING_DEPENDENCIES to a message when something is missing.
 set(CAFMQ_MISSING_DEPENDENCIES "")
 set(_cafmq_debian_hint "on Debian bookworm: apt-get install libcaf-dev "
-    "libpqxx-dev libpq-dev nlohmann-json3-dev pkg-config")
+    "libpqxx-dev libpq-dev nlohmann-json3-dev prometheus-cpp-dev pkg-config")
 string(CONCAT _cafmq_debian_hint ${_cafmq_debian_hint})
 
 find_package(Threads QUIET)
@@ -58,6 +58,19 @@ if(NOT TARGET PkgConfig::PQ)
   if(NOT PQ_FOUND)
     set(CAFMQ_MISSING_DEPENDENCIES
         "libpq not found (pkg-config libpq); ${_cafmq_debian_hint}")
+    return()
+  endif()
+endif()
+
+# prometheus-cpp 1.0 (Debian: prometheus-cpp-dev, whose package has no
+# version file): the runner's metrics endpoint (core, and pull, which serves
+# HTTP). Linked privately by cafmq::actors; a static cafmq carries it into
+# the consumer's link.
+if(NOT TARGET prometheus-cpp::pull)
+  find_package(prometheus-cpp CONFIG QUIET)
+  if(NOT TARGET prometheus-cpp::pull)
+    set(CAFMQ_MISSING_DEPENDENCIES
+        "prometheus-cpp with pull support not found; ${_cafmq_debian_hint}")
     return()
   endif()
 endif()

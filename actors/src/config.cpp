@@ -203,7 +203,11 @@ config::config() {
            "how long a start waits for an unreachable database (reconnect)",
            start_timeout))
     .add(log_level_name, "log-level",
-         with_default("debug, info, warning or error", log_level_name));
+         with_default("debug, info, warning or error", log_level_name))
+    .add(metrics_listen, "metrics-listen",
+         with_default("serve Prometheus metrics on PORT or :PORT (127.0.0.1) "
+                      "or HOST:PORT; empty: off",
+                      metrics_listen));
   opt_group{custom_options_, "cafmq.publish"}
     .add(node_host, "host",
          with_default("address to publish the control interface on", node_host))
@@ -401,6 +405,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     result.min_log_level = log_level::warning;
   else if (log_level_name == "error")
     result.min_log_level = log_level::error;
+  result.metrics_listen = metrics_listen;
   result.tasks = std::move(tasks);
   return result;
 }

@@ -47,7 +47,14 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   // the channels give them back at once.
   std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
   std::unordered_map<channel_entry*, size_t> batch_of;
-  for (auto& task : result.tasks) {
+  auto metrics = st.ctx->metrics.get();
+  for (std::size_t k = 0; k < result.tasks.size(); ++k) {
+    auto& task = result.tasks[k];
+    if (metrics != nullptr)
+      metrics->claimed(metrics->of(task.name),
+                       k < result.pickup.size()
+                         ? std::optional{result.pickup[k]}
+                         : std::nullopt);
     auto& entry
       = channel_of(self, key_of(task.channel_name, task.channel_args));
     ++entry.held;
@@ -138,6 +145,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
   st.request.channels = cfg.channels;
   st.request.lease = cfg.lease;
   st.request.max_lost = cfg.max_lost_attempts;
+  st.request.pickup = st.ctx->metrics != nullptr;
   self->attach_functor([channels = st.channels](const caf::error&) {
     for (auto& kvp : *channels)
       caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cafmq/actors/detail/database.hpp"
+#include "cafmq/actors/detail/metrics.hpp"
+#include "cafmq/actors/detail/runtime_metrics.hpp"
 #include "cafmq/actors/detail/supervisor.hpp"
 #include "cafmq/actors/isolation.hpp"
 #include "cafmq/actors/node.hpp"
@@ -77,6 +79,9 @@ caf::error check(runner_config& cfg) {
     return invalid("the takeover interval must not be negative (0: off)");
   if (cfg.fallback_poll_interval.count() <= 0)
     return invalid("the fallback poll interval must be positive");
+  if (!cfg.metrics_listen.empty())
+    if (auto address = metrics_bind_address(cfg.metrics_listen); !address)
+      return std::move(address.error());
   if (cfg.node.empty())
     cfg.node = default_node_name();
   return caf::none;
@@ -149,6 +154,69 @@ void hand_back_leftovers(pqxx::connection_base& conn,
   }
 }
 
+// Owns the metrics endpoint of a runtime and ends with it: a detached
+// actor, so that stopping the server (which waits for a scrape in
+// progress) blocks no scheduler thread.
+struct metrics_owner_state {
+  std::unique_ptr<metrics_endpoint> endpoint;
+  static inline const char* name = "cafmq.metrics";
+};
+
+// Messages and spawn arguments are copied: the endpoint comes in a box.
+using endpoint_box = std::shared_ptr<std::unique_ptr<metrics_endpoint>>;
+
+caf::behavior metrics_owner(caf::stateful_actor<metrics_owner_state>* self,
+                            endpoint_box box, runtime_actor runtime) {
+  self->state.endpoint = std::move(*box);
+  self->monitor(runtime);
+  self->set_down_handler([=](caf::down_msg&) { self->quit(); });
+  return {
+    [=](stop_atom) { self->quit(); },
+  };
+}
+
+// Serves the runtime's metrics and the queue-level gauges on `endpoint`
+// until the runtime ends. The gauges the runtime keeps (held, channels,
+// lost) are asked for when scraped, with a short bound.
+void serve_metrics(caf::actor_system& sys, const runtime_actor& runtime,
+                   std::unique_ptr<metrics_endpoint> endpoint,
+                   runtime_metrics& metrics,
+                   std::shared_ptr<started_attempts> started,
+                   const runner_config& cfg) {
+  auto timeout = std::min(caf::timespan{cfg.request_timeout},
+                          caf::timespan{std::chrono::seconds{1}});
+  auto sample = [&sys, addr = runtime.address(), started,
+                 timeout]() -> std::optional<runtime_sample> {
+    auto rt = caf::actor_cast<runtime_actor>(
+      caf::actor_cast<caf::strong_actor_ptr>(addr));
+    if (!rt)
+      return std::nullopt;
+    std::optional<runtime_sample> result;
+    caf::scoped_actor self{sys};
+    self->request(rt, timeout, stats_atom::value)
+      .receive(
+        [&](const runner_stats& x) {
+          result = runtime_sample{x.running, 0, x.channels, x.lost};
+        },
+        [](caf::error&) {});
+    if (result)
+      result->running = static_cast<std::int64_t>(started->size());
+    return result;
+  };
+  endpoint->add(metrics.collectable(std::move(sample)));
+  auto log = std::make_shared<logger>(cfg.log, cfg.min_log_level);
+  // A session lock: behind a pooler, on the direct listening URL.
+  endpoint->add(make_queue_gauges(cfg.listen_url.empty() ? cfg.database_url
+                                                         : cfg.listen_url,
+                                  connection_for(cfg, "metrics"), log));
+  (*log)(log_level::info, "serving metrics",
+         {{"address", endpoint->address()}, {"path", "/metrics"}});
+  sys.spawn<caf::detached>(
+    metrics_owner,
+    std::make_shared<std::unique_ptr<metrics_endpoint>>(std::move(endpoint)),
+    runtime);
+}
+
 // spawn_runner, and the port the node was published on (if it was).
 caf::expected<runtime_actor>
 start_runtime(caf::actor_system& sys, runner_config cfg,
@@ -191,14 +259,36 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
   }
   if (cfg.takeover_interval.count() > 0)
     hand_back_leftovers((*conn)->connection(), cfg);
+  // Bound before the runtime starts: an address in use fails the start.
+  std::unique_ptr<metrics_endpoint> endpoint;
+  std::shared_ptr<runtime_metrics> metrics;
+  if (!cfg.metrics_listen.empty()) {
+    auto bound = metrics_endpoint::start(cfg.metrics_listen);
+    if (!bound)
+      return std::move(bound.error());
+    endpoint = std::move(*bound);
+    auto names = cfg.task_names();
+    if (cfg.remote_tasks)
+      for (auto& name : cfg.remote_tasks->names())
+        names.push_back(name);
+    metrics = std::make_shared<runtime_metrics>(names);
+    if (!started)
+      started = std::make_shared<started_attempts>();
+  }
   runtime_parts parts;
   parts.startup = std::move(*conn);
   parts.on_stopped = std::move(on_stopped);
-  parts.started = std::move(started);
+  parts.started = started;
+  parts.metrics = metrics;
   auto publish = cfg.publish;
   logger log{cfg.log, cfg.min_log_level};
   auto processes = isolation ? std::optional<runner_config>{cfg} : std::nullopt;
+  auto metrics_cfg
+    = endpoint ? std::optional<runner_config>{cfg} : std::nullopt;
   auto runtime = spawn_runtime(sys, std::move(cfg), std::move(parts));
+  if (endpoint)
+    serve_metrics(sys, runtime, std::move(endpoint), *metrics, started,
+                  *metrics_cfg);
   if (processes) {
     auto bound = publish_node(sys, runtime, gate, log);
     if (!bound) {

@@ -78,6 +78,7 @@ void check_same(const runner_config& x, const runner_config& y) {
   CAFMQ_SAME(publish.host);
   CAFMQ_SAME(publish.port);
   CAFMQ_SAME(publish.secret);
+  CAFMQ_SAME(metrics_listen);
   CAF_CHECK_EQUAL(
     x.connection.statement_timeout.value_or(std::chrono::milliseconds{0})
       .count(),

@@ -144,6 +144,8 @@ public:
   /// cafmq.log-level: "debug", "info", "warning" or "error";
   /// `runner_config::min_log_level`.
   std::string log_level_name = to_string(defaults().min_log_level);
+  /// cafmq.metrics-listen; empty: no metrics.
+  std::string metrics_listen = defaults().metrics_listen;
   // cafmq.publish.*: publishing; its TLS files are CAF's openssl.* options
   // (certificate, key, cafile, passphrase), read by the openssl module.
   /// cafmq.publish.host: `node_options::host`.

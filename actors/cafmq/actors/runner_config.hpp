@@ -173,6 +173,10 @@ struct runner_config {
   log_level min_log_level = log_level::info;
   /// Publishing the control interface to other nodes; off by default.
   node_options publish;
+  /// Serves Prometheus metrics over HTTP (GET /metrics) on this address:
+  /// a bare port or ":PORT" binds 127.0.0.1, "HOST:PORT" binds HOST (IPv6
+  /// as "[::1]:PORT"); port 0 takes any free port. Empty: no metrics.
+  std::string metrics_listen;
 
   /// Every task name this runner can run itself (not remote_tasks).
   std::vector<std::string> task_names() const;
