@@ -35,6 +35,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/version.hpp"
+#include "metrics_command.hpp"
 #include "node_command.hpp"
 
 namespace {
@@ -140,6 +141,12 @@ int main(int argc, char** argv) {
   }
   if (argc >= 2 && std::string_view{argv[1]} == "node")
     return cafmq::cli::node_command(argc - 2, argv + 2);
+  // TEMP until the CLI rewrite wires it: cafmq metrics --listen ADDR.
+  if (argc == 4 && std::string_view{argv[1]} == "metrics"
+      && std::string_view{argv[2]} == "--listen") {
+    auto env = std::getenv("CAFMQ_DATABASE_URL");
+    return cafmq::cli::run_metrics_server(env != nullptr ? env : "", argv[3]);
+  }
   config cfg;
   if (auto err = cfg.parse(argc, argv)) {
     std::cerr << "cafmq: " << caf::to_string(err) << '\n';
