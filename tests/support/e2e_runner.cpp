@@ -12,7 +12,8 @@
 // "ignore_cancel" never returns: a handler that ignores its cancel. With
 // CAFMQ_E2E_SIGNALS set it runs until SIGINT or SIGTERM
 // (runner::wait_for_signal), which it blocks from the start so that a
-// signal sent early waits for that call.
+// signal sent early waits for that call. With CAFMQ_E2E_METRICS set it
+// serves its metrics there (runner_config::metrics_listen).
 //
 //   cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]
 
@@ -122,6 +123,8 @@ int main(int argc, char** argv) {
   cfg.tasks = tasks;
   cfg.min_concurrency = std::stoi(argv[3]);
   cfg.max_concurrency = std::stoi(argv[4]);
+  if (auto listen = std::getenv("CAFMQ_E2E_METRICS"))
+    cfg.metrics_listen = listen;
   auto stop_after = std::getenv("CAFMQ_E2E_STOP_AFTER_MS");
   if (stop_after) {
     cfg.shutdown_timeout = std::chrono::milliseconds{300};
