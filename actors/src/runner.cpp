@@ -154,22 +154,20 @@ void hand_back_leftovers(pqxx::connection_base& conn,
   }
 }
 
-// Owns the metrics endpoint of a runtime and ends with it: a detached
-// actor, so that stopping the server (which waits for a scrape in
-// progress) blocks no scheduler thread.
+// Owns the metrics endpoint of a runtime: a detached actor, so that
+// stopping the server (which waits for a scrape in progress) blocks no
+// scheduler thread. The runtime holds it and ends it when it ends.
 struct metrics_owner_state {
   std::unique_ptr<metrics_endpoint> endpoint;
   static inline const char* name = "cafmq.metrics";
 };
 
-// Messages and spawn arguments are copied: the endpoint comes in a box.
+// Spawn arguments are copied: the endpoint comes in a box.
 using endpoint_box = std::shared_ptr<std::unique_ptr<metrics_endpoint>>;
 
 caf::behavior metrics_owner(caf::stateful_actor<metrics_owner_state>* self,
-                            endpoint_box box, runtime_actor runtime) {
+                            endpoint_box box) {
   self->state.endpoint = std::move(*box);
-  self->monitor(runtime);
-  self->set_down_handler([=](caf::down_msg&) { self->quit(); });
   return {
     [=](stop_atom) { self->quit(); },
   };
@@ -211,10 +209,12 @@ void serve_metrics(caf::actor_system& sys, const runtime_actor& runtime,
                                   connection_for(cfg, "metrics"), log));
   (*log)(log_level::info, "serving metrics",
          {{"address", endpoint->address()}, {"path", "/metrics"}});
-  sys.spawn<caf::detached>(
+  auto owner = sys.spawn<caf::detached>(
     metrics_owner,
-    std::make_shared<std::unique_ptr<metrics_endpoint>>(std::move(endpoint)),
-    runtime);
+    std::make_shared<std::unique_ptr<metrics_endpoint>>(std::move(endpoint)));
+  runtime->attach_functor([owner](const caf::error&) {
+    caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+  });
 }
 
 // spawn_runner, and the port the node was published on (if it was).
