@@ -95,6 +95,11 @@ wait_until 30 "Prometheus did not scrape both targets" equals 'sum(up{job="cafmq
 # Then the drain, scraped every second.
 n=3000
 spawn_load "$n" 5
+sql "SELECT count(*) FROM cafmq.spawn((SELECT json_agg(json_build_object(
+       'id', gen_random_uuid(), 'name', 'nobody', 'channel_name', 'idle',
+       'channel_args', '', 'ordered', false, 'max_attempts', 1,
+       'backoff_us', 1000000, 'backoff_cap_us', 1000000))
+       FROM generate_series(1, 7)))" >/dev/null
 completed() { [[ $(sql "SELECT count(*) FROM cafmq.tasks WHERE state = 'completed'") == "$n" ]]; }
 wait_until 60 "the runner did not complete every task" completed
 wait_until 10 "Prometheus's completed count is not the table's ($(query 'sum(cafmq_tasks_completed_total)'))" \
@@ -108,9 +113,13 @@ wait_until 10 "Prometheus's completed count is not the table's ($(query 'sum(caf
 # One exporter per cluster: the runner took the lock, the tool did not.
 [[ $(query "cafmq_queue_exporter{instance=\"$runner_at\"}") == 1 ]] || fail "the runner does not export the queue gauges"
 [[ $(query "cafmq_queue_exporter{instance=\"$tool_at\"}") == 0 ]] || fail "cafmq metrics exports them too"
-wait_until 10 "no queue depth of 0 pending" equals 'sum(cafmq_queue_depth{state="pending"})' 0
-[[ $(query 'count(cafmq_queue_depth{state="pending"})') == 5 ]] \
-  || fail "depth series: $(query 'count(cafmq_queue_depth{state="pending"})'), want one per channel"
+# The queue-level gauges: 7 tasks no runner handles wait in channel "idle";
+# every other task completed within the last minute.
+[[ $(query 'cafmq_queue_depth{channel="idle",state="pending"}') == 7 ]] \
+  || fail "depth of idle: $(query 'cafmq_queue_depth{channel="idle",state="pending"}'), want 7"
+[[ $(query 'cafmq_queue_ready{channel="idle"}') == 7 ]] || fail "ready in idle: $(query 'cafmq_queue_ready{channel="idle"}')"
+wait_until 10 "completed in the last minute is not $n" \
+  equals 'sum(cafmq_queue_finished_last_minute{state="completed"})' "$n"
 connections=$(query "cafmq_connections{instance=\"$runner_at\"}")
 ((connections >= 3)) || fail "the runner holds $connections connections (claim, write, listen)"
 
