@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 #include "cafmq/actors/detail/database.hpp"
-#include "cafmq/actors/detail/metrics.hpp"
-#include "cafmq/actors/detail/runtime_metrics.hpp"
 #include "cafmq/actors/detail/supervisor.hpp"
 #include "cafmq/actors/isolation.hpp"
 #include "cafmq/actors/node.hpp"
@@ -20,6 +18,7 @@
 #include "cafmq/migrate.hpp"
 #include "cafmq/sql.hpp"
 #include "node_auth.hpp"
+#include "serve_metrics.hpp"
 #include "started_attempts.hpp"
 #include "stop_signals.hpp"
 #include "worker_processes.hpp"
@@ -152,69 +151,6 @@ void hand_back_leftovers(pqxx::connection_base& conn,
     log(log_level::warning, "cannot hand back an earlier runner's tasks",
         {{"error", e.what()}});
   }
-}
-
-// Owns the metrics endpoint of a runtime: a detached actor, so that
-// stopping the server (which waits for a scrape in progress) blocks no
-// scheduler thread. The runtime holds it and ends it when it ends.
-struct metrics_owner_state {
-  std::unique_ptr<metrics_endpoint> endpoint;
-  static inline const char* name = "cafmq.metrics";
-};
-
-// Spawn arguments are copied: the endpoint comes in a box.
-using endpoint_box = std::shared_ptr<std::unique_ptr<metrics_endpoint>>;
-
-caf::behavior metrics_owner(caf::stateful_actor<metrics_owner_state>* self,
-                            endpoint_box box) {
-  self->state.endpoint = std::move(*box);
-  return {
-    [=](stop_atom) { self->quit(); },
-  };
-}
-
-// Serves the runtime's metrics and the queue-level gauges on `endpoint`
-// until the runtime ends. The gauges the runtime keeps (held, channels,
-// lost) are asked for when scraped, with a short bound.
-void serve_metrics(caf::actor_system& sys, const runtime_actor& runtime,
-                   std::unique_ptr<metrics_endpoint> endpoint,
-                   runtime_metrics& metrics,
-                   std::shared_ptr<started_attempts> started,
-                   const runner_config& cfg) {
-  auto timeout = std::min(caf::timespan{cfg.request_timeout},
-                          caf::timespan{std::chrono::seconds{1}});
-  auto sample = [&sys, addr = runtime.address(), started,
-                 timeout]() -> std::optional<runtime_sample> {
-    auto rt = caf::actor_cast<runtime_actor>(
-      caf::actor_cast<caf::strong_actor_ptr>(addr));
-    if (!rt)
-      return std::nullopt;
-    std::optional<runtime_sample> result;
-    caf::scoped_actor self{sys};
-    self->request(rt, timeout, stats_atom::value)
-      .receive(
-        [&](const runner_stats& x) {
-          result = runtime_sample{x.running, 0, x.channels, x.lost};
-        },
-        [](caf::error&) {});
-    if (result)
-      result->running = static_cast<std::int64_t>(started->size());
-    return result;
-  };
-  endpoint->add(metrics.collectable(std::move(sample)));
-  auto log = std::make_shared<logger>(cfg.log, cfg.min_log_level);
-  // A session lock: behind a pooler, on the direct listening URL.
-  endpoint->add(make_queue_gauges(cfg.listen_url.empty() ? cfg.database_url
-                                                         : cfg.listen_url,
-                                  connection_for(cfg, "metrics"), log));
-  (*log)(log_level::info, "serving metrics",
-         {{"address", endpoint->address()}, {"path", "/metrics"}});
-  auto owner = sys.spawn<caf::detached>(
-    metrics_owner,
-    std::make_shared<std::unique_ptr<metrics_endpoint>>(std::move(endpoint)));
-  runtime->attach_functor([owner](const caf::error&) {
-    caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
-  });
 }
 
 // spawn_runner, and the port the node was published on (if it was).
