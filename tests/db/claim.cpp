@@ -207,6 +207,38 @@ CAF_TEST(a released attempt is pending again and does not count) {
   CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
 }
 
+CAF_TEST(a claim asked for pickup returns how long each task was ready) {
+  using std::chrono::microseconds;
+  auto before = std::chrono::steady_clock::now();
+  auto late = spawn_builder{"t"}.spawn(*conn)->id;
+  auto fresh = spawn_builder{"t"}.spawn(*conn)->id;
+  // Ready five seconds before its spawn.
+  pqxx::nontransaction{*conn}.exec_params0(
+    "UPDATE cafmq.tasks SET run_at = run_at - interval '5 s' WHERE id = $1",
+    to_string(late));
+  auto q = poller();
+  auto req = request({"t"});
+  req.pickup = true;
+  auto result = claim_or_throw(*q, req);
+  // Both clocks move alike; a millisecond of slack for their rounding.
+  auto elapsed = std::chrono::duration_cast<microseconds>(
+                   std::chrono::steady_clock::now() - before)
+                 + microseconds{1000};
+  CAF_REQUIRE_EQUAL(result.tasks.size(), 2u);
+  CAF_REQUIRE_EQUAL(result.pickup.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    auto waited = result.pickup[i];
+    auto from
+      = result.tasks[i].id == late ? microseconds{5000000} : microseconds{0};
+    CAF_CHECK(result.tasks[i].id == late || result.tasks[i].id == fresh);
+    CAF_CHECK_GREATER_OR_EQUAL(waited.count(), from.count());
+    CAF_CHECK_LESS_OR_EQUAL(waited.count(), (from + elapsed).count());
+  }
+  // Not asked for: none.
+  spawn_builder{"t"}.spawn(*conn);
+  CAF_CHECK(claim_or_throw(*q, request({"t"})).pickup.empty());
+}
+
 CAF_TEST(the claim uses indexes with a million pending tasks) {
   {
     pqxx::work tx{*conn};
