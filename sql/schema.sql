@@ -646,6 +646,48 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.retry(p_ids uuid[]) RETURNS TABLE(id uuid, outcome text)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v record;
+  v_channels text[] := '{}';
+  v_retried uuid[] := '{}';
+BEGIN
+  FOR v IN SELECT t.id, t.state, t.deadline, t.channel_name, t.attempt,
+                  t.max_attempts, t.attempt_base
+             FROM cafmq.tasks t WHERE t.id = ANY (p_ids)
+            ORDER BY t.id FOR UPDATE LOOP
+    id := v.id;
+    IF v.state NOT IN ('failed', 'cancelled') THEN
+      outcome := v.state::text;
+    ELSIF v.deadline IS NOT NULL AND v.deadline <= now() THEN
+      outcome := 'deadline passed';
+    ELSE
+      BEGIN
+        UPDATE cafmq.tasks t
+           SET state = 'pending', run_at = now(), finished_at = NULL,
+               cancel_requested = false, lost_attempts = 0, node = NULL,
+               max_attempts = v.attempt + v.max_attempts - v.attempt_base,
+               attempt_base = v.attempt
+         WHERE t.id = v.id;
+        outcome := 'retried';
+        v_channels := v_channels || v.channel_name;
+        v_retried := v_retried || v.id;
+      EXCEPTION WHEN unique_violation THEN
+        outcome := 'unique key held';
+      END;
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+  RETURN QUERY SELECT u, 'unknown'::text FROM unnest(p_ids) u
+                WHERE NOT EXISTS (SELECT 1 FROM cafmq.tasks t WHERE t.id = u);
+  IF cardinality(v_retried) > 0 THEN
+    PERFORM cafmq.notify_ready(ARRAY(SELECT DISTINCT unnest(v_channels)));
+    PERFORM cafmq.publish_status(v_retried);
+  END IF;
+END $$;
+
 CREATE FUNCTION cafmq.retry_delay(p_backoff interval, p_cap interval, p_attempt integer) RETURNS interval
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -769,7 +811,7 @@ CREATE FUNCTION cafmq.spawn(name text, payload jsonb, channel_name text DEFAULT 
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  v_id uuid := coalesce(spawn.id, gen_random_uuid());
+  v_id uuid := coalesce(spawn.id, cafmq.time_ordered_uuid());
   v_result uuid;
 BEGIN
   IF spawn.name IS NULL OR spawn.name = '' OR octet_length(spawn.name) > 255 THEN
@@ -861,34 +903,6 @@ BEGIN
 END
 $$;
 
-CREATE TABLE cafmq.payloads (
-    id uuid NOT NULL,
-    json jsonb,
-    bytes bytea
-);
-
-CREATE TABLE cafmq.schema_version (
-    version integer NOT NULL,
-    name text NOT NULL,
-    applied_at timestamp with time zone DEFAULT now() NOT NULL,
-    checksum text
-);
-
-CREATE TABLE cafmq.sessions (
-    node text NOT NULL,
-    incarnation timestamp with time zone NOT NULL,
-    started uuid[] DEFAULT '{}'::uuid[] NOT NULL,
-    suspected_at timestamp with time zone,
-    registered_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-CREATE SEQUENCE cafmq.task_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
-
 CREATE TABLE cafmq.tasks (
     id uuid NOT NULL,
     seq bigint NOT NULL,
@@ -914,6 +928,7 @@ CREATE TABLE cafmq.tasks (
     finished_at timestamp with time zone,
     lost_attempts integer DEFAULT 0 NOT NULL,
     backoff_jitter text,
+    attempt_base integer DEFAULT 0 NOT NULL,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -925,6 +940,107 @@ CREATE TABLE cafmq.tasks (
     CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
 )
 WITH (fillfactor='80', autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_cost_delay='0', autovacuum_analyze_scale_factor='0.02');
+
+CREATE FUNCTION cafmq.task_matches(t cafmq.tasks, p_states text[], p_name text, p_channel text, p_older_us bigint, p_newer_us bigint) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT (p_states IS NULL OR t.state::text = ANY (p_states))
+     AND (p_name IS NULL OR t.name = p_name)
+     AND (p_channel IS NULL OR t.channel_name = p_channel)
+     AND (p_older_us IS NULL
+          OR t.created_at <= now() - p_older_us * interval '1 microsecond')
+     AND (p_newer_us IS NULL
+          OR t.created_at >= now() - p_newer_us * interval '1 microsecond')
+$$;
+
+CREATE FUNCTION cafmq.time_ordered_uuid() RETURNS uuid
+    LANGUAGE sql
+    AS $$
+  SELECT (lpad(to_hex(floor(extract(epoch FROM c) * 1000)::bigint), 12, '0')
+          || '7'
+          || lpad(to_hex((extract(microseconds FROM c)::bigint % 1000)
+                         * 4096 / 1000), 3, '0')
+          || substr(replace(gen_random_uuid()::text, '-', ''), 17, 16))::uuid
+    FROM clock_timestamp() c
+$$;
+
+CREATE TABLE cafmq.payloads (
+    id uuid NOT NULL,
+    json jsonb,
+    bytes bytea
+);
+
+CREATE VIEW cafmq.queue_depth AS
+ SELECT l.channel_name,
+    l.state,
+    count(*) AS tasks,
+    count(*) FILTER (WHERE ((l.state = 'pending'::cafmq.task_state) AND (l.run_at <= now()))) AS ready,
+        CASE
+            WHEN (l.state = 'pending'::cafmq.task_state) THEN (now() - min(l.run_at) FILTER (WHERE (l.run_at <= now())))
+            ELSE NULL::interval
+        END AS oldest_pending_age
+   FROM ( SELECT t.channel_name,
+            t.state,
+            t.run_at
+           FROM cafmq.tasks t
+          WHERE ((t.state = 'pending'::cafmq.task_state) AND (NOT t.ordered))
+        UNION ALL
+         SELECT t.channel_name,
+            t.state,
+            t.run_at
+           FROM cafmq.tasks t
+          WHERE (t.ordered AND (t.state = 'pending'::cafmq.task_state))
+        UNION ALL
+         SELECT t.channel_name,
+            t.state,
+            t.run_at
+           FROM cafmq.tasks t
+          WHERE (t.state = 'running'::cafmq.task_state)
+        UNION ALL
+         SELECT t.channel_name,
+            t.state,
+            t.run_at
+           FROM cafmq.tasks t
+          WHERE (t.state = 'uncommitted'::cafmq.task_state)) l
+  GROUP BY l.channel_name, l.state;
+
+CREATE VIEW cafmq.queue_throughput AS
+ SELECT t.channel_name,
+    t.state,
+    count(*) AS last_minute,
+    round(((count(*))::numeric / 60.0), 3) AS per_second
+   FROM cafmq.tasks t
+  WHERE ((t.state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state])) AND (t.finished_at > (now() - '00:01:00'::interval)))
+  GROUP BY t.channel_name, t.state;
+
+CREATE VIEW cafmq.queue_totals AS
+ SELECT t.channel_name,
+    t.state,
+    count(*) AS tasks
+   FROM cafmq.tasks t
+  GROUP BY t.channel_name, t.state;
+
+CREATE TABLE cafmq.schema_version (
+    version integer NOT NULL,
+    name text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    checksum text
+);
+
+CREATE TABLE cafmq.sessions (
+    node text NOT NULL,
+    incarnation timestamp with time zone NOT NULL,
+    started uuid[] DEFAULT '{}'::uuid[] NOT NULL,
+    suspected_at timestamp with time zone,
+    registered_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE SEQUENCE cafmq.task_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
 
 CREATE TABLE cafmq.watches (
     task_id uuid NOT NULL,

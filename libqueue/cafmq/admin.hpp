@@ -4,13 +4,13 @@
 // Operating the queue: list and look into tasks, count them per channel and
 // state, retry or cancel them one by one or by filter, see which migrations
 // are pending. The CLI, the metrics and the dashboard all go through these
-// functions, which read the views `cafmq.queue_depth`,
-// `cafmq.queue_throughput` and `cafmq.queue_totals` and call the same SQL
-// functions as the rest of the API (`cafmq.retry`, `cafmq.cancel`).
+// functions (migration_status is in cafmq/migrate.hpp), which read the views
+// `cafmq.queue_depth`, `cafmq.queue_throughput` and `cafmq.queue_totals` and
+// call the same SQL functions as the rest of the API (`cafmq.retry`,
+// `cafmq.cancel`).
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -152,24 +152,5 @@ struct cancel_counts {
 caf::expected<cancel_counts> cancel_matching(pqxx::connection_base& conn,
                                              const task_filter& filter,
                                              int limit = 100000);
-
-/// One migration, applied or not.
-struct migration_info {
-  /// Its number.
-  int version = 0;
-  /// Its file name without the number.
-  std::string name;
-  /// Whether the database has it.
-  bool applied = false;
-};
-
-/// Every migration this binary knows, and whether the database has it.
-caf::expected<std::vector<migration_info>>
-migration_status(pqxx::connection_base& conn);
-
-/// Applies pending migrations like `migrate`, calling `on_step` before each.
-caf::expected<int> migrate(pqxx::connection_base& conn,
-                           const std::function<void(const migration_info&)>&
-                             on_step);
 
 } // namespace cafmq

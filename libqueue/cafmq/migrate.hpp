@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
@@ -31,5 +35,24 @@ caf::error check_schema(pqxx::connection_base& conn);
 
 /// The database's schema version; 0 if cafmq was never installed.
 caf::expected<int> schema_version(pqxx::connection_base& conn);
+
+/// One migration, applied or not.
+struct migration_info {
+  /// Its number.
+  int version = 0;
+  /// Its file name without the number.
+  std::string name;
+  /// Whether the database has it.
+  bool applied = false;
+};
+
+/// Every migration this binary knows, and whether the database has it.
+caf::expected<std::vector<migration_info>>
+migration_status(pqxx::connection_base& conn);
+
+/// Applies pending migrations like `migrate`, calling `on_step` before each.
+caf::expected<int>
+migrate(pqxx::connection_base& conn,
+        const std::function<void(const migration_info&)>& on_step);
 
 } // namespace cafmq

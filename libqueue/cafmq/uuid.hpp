@@ -29,8 +29,10 @@ public:
   static uuid random();
 
   /// Returns a new time-ordered (version 7) UUID: 48 bits of Unix time in
-  /// milliseconds, then random bits. Ids spawned close in time sit close in
-  /// the primary-key index, which keeps a deep queue's lookups in cache.
+  /// milliseconds, 12 bits of the millisecond's fraction, then random bits;
+  /// within a process each id sorts after the one made before it. Ids spawned
+  /// close in time sit close in the primary-key index, which keeps a deep
+  /// queue's lookups in cache.
   static uuid time_ordered();
 
   /// Parses the canonical 36-character form (case-insensitive).

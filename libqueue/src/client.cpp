@@ -116,23 +116,7 @@ read_status(pqxx::transaction_base& tx, const uuid& id,
     if (commit_left != nullptr && !row["commit_left_us"].is_null())
       *commit_left
         = std::chrono::microseconds{row["commit_left_us"].as<std::int64_t>()};
-    task_status result;
-    result.state = parse_task_state(row["state"].c_str()).value();
-    result.name = row["name"].c_str();
-    result.channel_name = row["channel_name"].c_str();
-    result.channel_args = row["channel_args"].c_str();
-    result.attempt = row["attempt"].as<int>();
-    result.max_attempts = row["max_attempts"].as<int>();
-    if (!row["last_error"].is_null())
-      result.last_error = row["last_error"].as<std::string>();
-    result.cancel_requested = row["cancel_requested"].as<bool>();
-    if (!row["node"].is_null())
-      result.node = row["node"].as<std::string>();
-    result.created_at = detail::to_time(row["created_us"]).value();
-    result.run_at = detail::to_time(row["run_at_us"]).value();
-    result.started_at = detail::to_time(row["started_us"]);
-    result.finished_at = detail::to_time(row["finished_us"]);
-    return result;
+    return detail::to_task_status(row);
   });
 }
 

@@ -127,6 +127,12 @@ void backfill(pqxx::transaction_base& tx) {
 } // namespace
 
 caf::expected<int> migrate(pqxx::connection_base& conn) {
+  return migrate(conn, nullptr);
+}
+
+caf::expected<int>
+migrate(pqxx::connection_base& conn,
+        const std::function<void(const migration_info&)>& on_step) {
   return guarded([&]() -> caf::expected<int> {
     {
       // Up to date already (every start but the first): two reads, no lock
@@ -149,6 +155,8 @@ caf::expected<int> migrate(pqxx::connection_base& conn) {
     for (const auto& m : sql::migrations) {
       if (m.version <= *current)
         continue;
+      if (on_step)
+        on_step(migration_info{m.version, std::string{m.name}, false});
       try {
         tx.exec(m.text);
       } catch (const pqxx::sql_error& e) {
@@ -180,6 +188,24 @@ caf::error check_schema(pqxx::connection_base& conn) {
     if (*current < latest_schema_version())
       return too_old(*current);
     return caf::none;
+  });
+}
+
+caf::expected<std::vector<migration_info>>
+migration_status(pqxx::connection_base& conn) {
+  return guarded([&]() -> caf::expected<std::vector<migration_info>> {
+    pqxx::read_transaction tx{conn};
+    std::vector<int> applied;
+    if (tx.exec1(sql::migrate_installed)[0].as<bool>())
+      for (const auto& x : read_applied(tx))
+        applied.push_back(x.version);
+    std::vector<migration_info> result;
+    for (const auto& m : sql::migrations) {
+      auto done
+        = std::find(applied.begin(), applied.end(), m.version) != applied.end();
+      result.push_back(migration_info{m.version, std::string{m.name}, done});
+    }
+    return result;
   });
 }
 

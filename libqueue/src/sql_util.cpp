@@ -174,4 +174,24 @@ std::optional<std::string> to_bytes(const pqxx::field& f) {
   return pqxx::binarystring{f}.str();
 }
 
+task_status to_task_status(const pqxx::row& row) {
+  task_status result;
+  result.state = parse_task_state(row["state"].c_str()).value();
+  result.name = row["name"].c_str();
+  result.channel_name = row["channel_name"].c_str();
+  result.channel_args = row["channel_args"].c_str();
+  result.attempt = row["attempt"].as<int>();
+  result.max_attempts = row["max_attempts"].as<int>();
+  if (!row["last_error"].is_null())
+    result.last_error = row["last_error"].as<std::string>();
+  result.cancel_requested = row["cancel_requested"].as<bool>();
+  if (!row["node"].is_null())
+    result.node = row["node"].as<std::string>();
+  result.created_at = to_time(row["created_us"]).value();
+  result.run_at = to_time(row["run_at_us"]).value();
+  result.started_at = to_time(row["started_us"]);
+  result.finished_at = to_time(row["finished_us"]);
+  return result;
+}
+
 } // namespace cafmq::detail

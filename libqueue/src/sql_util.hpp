@@ -13,6 +13,7 @@
 #include <caf/error.hpp>
 #include <pqxx/pqxx>
 
+#include "cafmq/task_status.hpp"
 #include "cafmq/uuid.hpp"
 
 namespace cafmq::detail {
@@ -46,5 +47,10 @@ to_time(const pqxx::field& f);
 
 /// Reads a bytea column into a byte string.
 std::optional<std::string> to_bytes(const pqxx::field& f);
+
+/// A task's status from a row with the columns of `status.sql` (state, name,
+/// channel_name, channel_args, attempt, max_attempts, last_error,
+/// cancel_requested, node, created_us, run_at_us, started_us, finished_us).
+task_status to_task_status(const pqxx::row& row);
 
 } // namespace cafmq::detail

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "cafmq/admin.hpp"
+
+#include <pqxx/pqxx>
+
+#include "cafmq/error.hpp"
+#include "cafmq/sql.hpp"
+#include "sql_util.hpp"
+#include "transaction.hpp"
+
+namespace cafmq {
+
+namespace {
+
+// The filter as the parameters $1..$5 of list_tasks.sql and the *_matching
+// queries.
+struct filter_params {
+  std::optional<std::string> states;
+  std::optional<std::string> name;
+  std::optional<std::string> channel_name;
+  std::optional<std::int64_t> older_us;
+  std::optional<std::int64_t> newer_us;
+};
+
+filter_params to_params(const task_filter& x) {
+  filter_params result;
+  if (!x.states.empty()) {
+    std::vector<std::string> names;
+    for (auto s : x.states)
+      names.push_back(to_string(s));
+    result.states = detail::text_array(names);
+  }
+  result.name = x.name;
+  result.channel_name = x.channel_name;
+  if (x.older_than)
+    result.older_us = x.older_than->count();
+  if (x.newer_than)
+    result.newer_us = x.newer_than->count();
+  return result;
+}
+
+caf::error check_limit(int limit, int max) {
+  if (limit < 1 || limit > max)
+    return make_error(errc::invalid_argument, "limit must be 1 to "
+                                                + std::to_string(max) + ", got "
+                                                + std::to_string(limit));
+  return caf::none;
+}
+
+retry_result to_retry_result(const pqxx::result& rows) {
+  retry_result result;
+  for (const auto& row : rows) {
+    auto id = detail::to_uuid(row[0]);
+    std::string outcome = row[1].c_str();
+    if (outcome == "retried")
+      result.retried.push_back(id);
+    else
+      result.skipped.emplace_back(id, std::move(outcome));
+  }
+  return result;
+}
+
+// Runs a bulk query (retry_matching.sql, cancel_matching.sql) for the tasks
+// matching `filter`, at most `limit`, in a transaction of its own, and reads
+// its rows with `read`.
+template <class Read>
+auto exec_matching(pqxx::connection_base& conn, const char* query,
+                   const task_filter& filter, int limit, Read read)
+  -> caf::expected<decltype(read(std::declval<const pqxx::result&>()))> {
+  using value_type = decltype(read(std::declval<const pqxx::result&>()));
+  if (auto err = check_limit(limit, 1000000))
+    return err;
+  auto p = to_params(filter);
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<value_type> {
+      return read(tx.exec_params(query, p.states, p.name, p.channel_name,
+                                 p.older_us, p.newer_us, limit));
+    });
+}
+
+} // namespace
+
+caf::expected<task_page> list_tasks(pqxx::connection_base& conn,
+                                    const task_filter& filter, int limit,
+                                    const std::optional<uuid>& after) {
+  if (auto err = check_limit(limit, 1000))
+    return err;
+  return guarded([&]() -> caf::expected<task_page> {
+    auto p = to_params(filter);
+    std::optional<std::string> cursor;
+    if (after)
+      cursor = to_string(*after);
+    pqxx::read_transaction tx{conn};
+    // One row more than the page tells whether there is a next page.
+    auto rows
+      = tx.exec_params(sql::list_tasks, p.states, p.name, p.channel_name,
+                       p.older_us, p.newer_us, cursor, limit + 1);
+    task_page result;
+    for (const auto& row : rows) {
+      if (static_cast<int>(result.tasks.size()) == limit) {
+        result.next = result.tasks.back().id;
+        break;
+      }
+      result.tasks.push_back(
+        task_row{detail::to_uuid(row["id"]), detail::to_task_status(row)});
+    }
+    return result;
+  });
+}
+
+caf::expected<task_detail> inspect_task(pqxx::connection_base& conn,
+                                        const uuid& id) {
+  return guarded([&]() -> caf::expected<task_detail> {
+    pqxx::read_transaction tx{conn};
+    auto rows = tx.exec_params(sql::status, to_string(id));
+    if (rows.empty())
+      return make_error(errc::unknown_task, "no task with id " + to_string(id));
+    task_detail result;
+    result.id = id;
+    result.status = detail::to_task_status(rows[0]);
+    auto more = tx.exec_params(sql::task_detail, to_string(id));
+    if (more.empty()) // Pruned between the two reads.
+      return make_error(errc::unknown_task, "no task with id " + to_string(id));
+    const auto& row = more[0];
+    result.ordered = row["ordered"].as<bool>();
+    if (!row["unique_key"].is_null())
+      result.unique_key = row["unique_key"].as<std::string>();
+    result.lost_attempts = row["lost_attempts"].as<int>();
+    result.timeout = detail::to_micros(row["timeout_us"]);
+    result.deadline = detail::to_time(row["deadline_us"]);
+    result.backoff = detail::to_micros(row["backoff_us"]).value();
+    result.backoff_cap = detail::to_micros(row["backoff_cap_us"]).value();
+    if (!row["payload_json"].is_null())
+      result.payload_json = row["payload_json"].as<std::string>();
+    if (!row["payload_bytes"].is_null())
+      result.payload_bytes = row["payload_bytes"].as<std::int64_t>();
+    return result;
+  });
+}
+
+caf::expected<std::vector<queue_stat>> queue_stats(pqxx::connection_base& conn,
+                                                   bool finished) {
+  return guarded([&]() -> caf::expected<std::vector<queue_stat>> {
+    pqxx::read_transaction tx{conn};
+    std::vector<queue_stat> result;
+    for (const auto& row : tx.exec_params(sql::queue_stats, finished)) {
+      queue_stat x;
+      x.channel_name = row[0].c_str();
+      x.state = parse_task_state(row[1].c_str()).value();
+      x.tasks = row[2].as<std::int64_t>();
+      x.ready = row[3].as<std::int64_t>();
+      x.oldest_pending_age = detail::to_micros(row[4]);
+      x.last_minute = row[5].as<std::int64_t>();
+      result.push_back(std::move(x));
+    }
+    return result;
+  });
+}
+
+caf::expected<retry_result> retry(pqxx::connection_base& conn,
+                                  const std::vector<uuid>& ids) {
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<retry_result> {
+      return to_retry_result(
+        tx.exec_params(sql::retry, detail::uuid_array(ids)));
+    });
+}
+
+caf::expected<retry_result> retry_matching(pqxx::connection_base& conn,
+                                           const task_filter& filter,
+                                           int limit) {
+  return exec_matching(conn, sql::retry_matching, filter, limit,
+                       to_retry_result);
+}
+
+caf::expected<cancel_counts> cancel_matching(pqxx::connection_base& conn,
+                                             const task_filter& filter,
+                                             int limit) {
+  return exec_matching(conn, sql::cancel_matching, filter, limit,
+                       [](const pqxx::result& rows) {
+                         cancel_counts result;
+                         for (const auto& row : rows) {
+                           std::string outcome = row[0].c_str();
+                           if (outcome == "cancelled")
+                             result.cancelled = row[1].as<std::int64_t>();
+                           else if (outcome == "requested")
+                             result.requested = row[1].as<std::int64_t>();
+                         }
+                         return result;
+                       });
+}
+
+} // namespace cafmq
