@@ -88,7 +88,8 @@ struct runtime_metrics::impl {
   Family<Histogram>& pickup
     = prometheus::BuildHistogram()
         .Name("cafmq_pickup_latency_seconds")
-        .Help("How long a task was ready (past its run_at) when claimed")
+        .Help("How long a task was ready (past its run_at) when claimed; "
+              "one claimed task in 16, chosen by its id")
         .Register(*registry);
   Family<Histogram>& duration = prometheus::BuildHistogram()
                                   .Name("cafmq_handler_duration_seconds")
@@ -138,11 +139,13 @@ runtime_metrics::of(const std::string& name) {
   return i->second;
 }
 
-void runtime_metrics::claimed(task_instruments& task,
-                              std::optional<std::chrono::microseconds> pickup) {
+void runtime_metrics::claimed(task_instruments& task) {
   task.claimed->Increment();
-  if (pickup)
-    task.pickup->Observe(std::chrono::duration<double>(*pickup).count());
+}
+
+void runtime_metrics::picked_up(task_instruments& task,
+                                std::chrono::microseconds waited) {
+  task.pickup->Observe(std::chrono::duration<double>(waited).count());
 }
 
 void runtime_metrics::ran(task_instruments& task,

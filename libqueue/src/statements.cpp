@@ -57,10 +57,10 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
   std::optional<std::string> paused;
   if (!req.paused.empty())
     paused = text_array(req.paused);
-  auto rows
-    = tx.exec_params(sql::claim, req.node, text_array(req.names), channels,
-                     paused, req.limit, req.lease.count(), req.max_lost,
-                     cursor.channel_name, cursor.channel_args, req.pickup);
+  auto rows = tx.exec_params(sql::claim, req.node, text_array(req.names),
+                             channels, paused, req.limit, req.lease.count(),
+                             req.max_lost, cursor.channel_name,
+                             cursor.channel_args, req.pickup_every);
   claim_result result;
   result.tasks.reserve(rows.size());
   // Column numbers looked up once: by name, libpq compares (and lower-cases
@@ -99,10 +99,10 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     task.payload_json = optional_text(row[payload_json]);
     task.payload_bytes = to_bytes(row[payload_bytes]);
     result.tasks.push_back(std::move(task));
-    if (req.pickup)
-      result.pickup.push_back(std::max(
-        std::chrono::microseconds{0},
-        to_micros(row[pickup_us]).value_or(std::chrono::microseconds{0})));
+    if (auto us = to_micros(row[pickup_us]))
+      result.pickup.emplace_back(
+        static_cast<std::uint32_t>(result.tasks.size() - 1),
+        std::max(std::chrono::microseconds{0}, *us));
   }
   return result;
 }

@@ -59,9 +59,11 @@ public:
   /// given at construction).
   task_instruments& of(const std::string& name);
 
-  /// An attempt was claimed `pickup` after it became ready (if known).
-  void claimed(task_instruments& task,
-               std::optional<std::chrono::microseconds> pickup);
+  /// An attempt was claimed.
+  void claimed(task_instruments& task);
+
+  /// An attempt was claimed `waited` after it became ready.
+  void picked_up(task_instruments& task, std::chrono::microseconds waited);
 
   /// An attempt's handler returned after `duration`.
   void ran(task_instruments& task, std::chrono::steady_clock::duration d);
