@@ -126,16 +126,20 @@ wait_until 10 "completed in the last minute is not $n" \
 connections=$(query "cafmq_connections{instance=\"$runner_at\"}")
 ((connections >= 3)) || fail "the runner holds $connections connections (claim, write, listen)"
 
-# The runner stops: the tool takes the lock at its next scrape.
-kill -TERM "$runner_pid"
-wait "$runner_pid" || fail "the runner exited with status $?"
-runner_pid=
-wait_until 15 "cafmq metrics did not take over the queue gauges" \
-  equals "cafmq_queue_exporter{instance=\"$tool_at\"}" 1
-kill -TERM "$tool_pid"
-wait "$tool_pid" || fail "cafmq metrics exited with status $?"
-tool_pid=
 kill "$prom_pid"
 wait "$prom_pid" || true
 prom_pid=
+
+# The runner stops: the tool takes the lock at its next scrape.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+kill -TERM "$runner_pid"
+wait_until 60 "the runner did not stop" gone "$runner_pid"
+wait "$runner_pid" || fail "the runner exited with status $?"
+runner_pid=
+exporting() { curl -sf "http://$tool_at/metrics" | grep -qx 'cafmq_queue_exporter 1'; }
+wait_until 10 "cafmq metrics did not take over the queue gauges" exporting
+kill -TERM "$tool_pid"
+wait_until 10 "cafmq metrics did not stop" gone "$tool_pid"
+wait "$tool_pid" || fail "cafmq metrics exited with status $?"
+tool_pid=
 echo "prometheus: ok ($n completed, counted by Prometheus; one queue exporter)"
