@@ -57,6 +57,8 @@ int prefetch = -1;
 int takeover_ms = -1;
 // Declare the drains' handlers non-blocking (they run on the scheduler).
 bool nonblocking = false;
+// --metrics=ADDR: the drains' runners serve Prometheus metrics there.
+std::string metrics_listen;
 // JSON lines for bench/compare.mjs; empty: none.
 std::string json_path;
 int rep_number = 1;
@@ -324,6 +326,7 @@ drain_rates drain(drain_kind kind) {
     cfg.prefetch = prefetch;
   if (takeover_ms >= 0)
     cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
+  cfg.metrics_listen = metrics_listen;
   auto t0 = clock_type::now();
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   std::unique_ptr<cafmq::actors::worker_node> worker;
@@ -641,6 +644,8 @@ int main(int argc, char** argv) {
       takeover_ms = std::stoi(arg.substr(11));
     else if (arg == "--nonblocking")
       nonblocking = true;
+    else if (arg.rfind("--metrics=", 0) == 0)
+      metrics_listen = arg.substr(10);
     else if (arg.rfind("--json=", 0) == 0)
       json_path = arg.substr(7);
     else if (arg.rfind("--rep=", 0) == 0)

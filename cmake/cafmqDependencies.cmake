@@ -5,7 +5,7 @@
 # Sets CAFMQ_MISSING_DEPENDENCIES to a message when something is missing.
 set(CAFMQ_MISSING_DEPENDENCIES "")
 set(_cafmq_debian_hint "on Debian bookworm: apt-get install libcaf-dev "
-    "libpqxx-dev libpq-dev nlohmann-json3-dev libcpp-httplib-dev pkg-config")
+    "libpqxx-dev libpq-dev nlohmann-json3-dev libcpp-httplib-dev prometheus-cpp-dev pkg-config")
 string(CONCAT _cafmq_debian_hint ${_cafmq_debian_hint})
 
 find_package(Threads QUIET)
@@ -69,6 +69,19 @@ if(NOT TARGET PkgConfig::HTTPLIB)
   if(NOT HTTPLIB_FOUND)
     set(CAFMQ_MISSING_DEPENDENCIES
         "cpp-httplib >= 0.11 not found (pkg-config cpp-httplib); ${_cafmq_debian_hint}")
+    return()
+  endif()
+endif()
+
+# prometheus-cpp 1.0 (Debian: prometheus-cpp-dev, whose package has no
+# version file): the runner's metrics endpoint (core, and pull, which serves
+# HTTP). Linked privately by cafmq::actors; a static cafmq carries it into
+# the consumer's link.
+if(NOT TARGET prometheus-cpp::pull)
+  find_package(prometheus-cpp CONFIG QUIET)
+  if(NOT TARGET prometheus-cpp::pull)
+    set(CAFMQ_MISSING_DEPENDENCIES
+        "prometheus-cpp with pull support not found; ${_cafmq_debian_hint}")
     return()
   endif()
 endif()

@@ -106,5 +106,5 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libcaf-dev (>= 0.17.6), libcaf-dev (<< 0.18), libpqxx-dev (>= 6.4), libpq-dev, nlohmann-json3-dev (>= 3), libcpp-httplib-dev (>= 0.11), pkg-config")
+    "libcaf-dev (>= 0.17.6), libcaf-dev (<< 0.18), libpqxx-dev (>= 6.4), libpq-dev, nlohmann-json3-dev (>= 3), libcpp-httplib-dev (>= 0.11), prometheus-cpp-dev (>= 1.0), pkg-config")
 include(CPack)

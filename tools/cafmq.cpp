@@ -18,6 +18,8 @@
 #include "cafmq/version.hpp"
 #include "cafmq/web/dashboard.hpp"
 #include "commands.hpp"
+#include "durations.hpp"
+#include "metrics_command.hpp"
 #include "node_command.hpp"
 
 namespace {
@@ -214,6 +216,21 @@ int main(int argc, char** argv) {
                         "require basic auth: password");
   dashboard->add_flag("--read-only", web.read_only,
                       "show everything, change nothing");
+  std::string metrics_listen;
+  auto* metrics = app.add_subcommand(
+    "metrics", "serve the queue-level Prometheus gauges (depth, ready, "
+               "oldest pending age, last minute) until SIGINT or SIGTERM");
+  metrics
+    ->add_option("--listen", metrics_listen,
+                 "PORT or :PORT (127.0.0.1), or HOST:PORT; port 0 takes a "
+                 "free one")
+    ->required();
+  std::string metrics_interval = "10s";
+  metrics
+    ->add_option("--interval", metrics_interval,
+                 "read the gauges at most this often (each read counts the "
+                 "live tasks)")
+    ->capture_default_str();
   app
     .add_subcommand("node", "talk to a published runner node (cafmq node "
                             "--help lists its commands)")
@@ -265,6 +282,17 @@ int main(int argc, char** argv) {
     return prune_command(ctx, older_than, batch);
   if (cmd == pause || cmd == resume)
     return pause_command(ctx, cmd == pause, pause_channel, pause_task);
+  if (cmd == metrics) {
+    auto interval = parse_duration(metrics_interval);
+    if (!interval) {
+      std::cerr << "cafmq: --interval is not a duration: " << metrics_interval
+                << '\n';
+      return exit_usage;
+    }
+    return run_metrics_server(
+      ctx.url, metrics_listen,
+      std::chrono::duration_cast<std::chrono::milliseconds>(*interval));
+  }
   if (cmd == dashboard) {
     if (web.user.empty() != web.password.empty()) {
       std::cerr << "cafmq: --user and --password go together\n";

@@ -18,6 +18,8 @@ struct attempt {
   // The claimed attempt; its payloads are dropped once it started.
   claimed_task task;
   phase_t phase = queued;
+  // Why it was stopped first (cancel, timeout, lost lease...), if it was.
+  cancel_reason stopped_by = cancel_reason::none;
   // The outcome while it is written: sent again to a restarted completer.
   task_outcome outcome;
 };
@@ -101,6 +103,25 @@ task_event written_event(const attempt& x, const runtime_context& ctx) {
   return result;
 }
 
+// Counts an outcome in the metrics once it is written (or, `recorded`,
+// when the handler's own transaction completed it). An attempt whose lease
+// was lost counts in cafmq_leases_lost_total only: its writes are fenced.
+void count_ending(runtime_metrics& metrics, const attempt& x,
+                  const task_outcome& outcome) {
+  using ending = runtime_metrics::ending;
+  if (x.stopped_by == cancel_reason::lost)
+    return;
+  auto how = ending::completed;
+  if (outcome.kind == task_outcome::released)
+    how = ending::released;
+  else if (outcome.kind == task_outcome::failed)
+    how = x.stopped_by == cancel_reason::cancelled ? ending::cancelled
+          : outcome.retryable && x.task.attempt < x.task.max_attempts
+            ? ending::retried
+            : ending::failed;
+  metrics.ended(metrics.of(x.task.name), how);
+}
+
 // Attempts left their handlers (or never started): write what needs
 // writing, free their slots, tell the dispatcher.
 void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
@@ -132,6 +153,8 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
         break;
     }
     if (outcome.kind == task_outcome::recorded) {
+      if (st.ctx->metrics)
+        count_ending(*st.ctx->metrics, x, outcome);
       st.attempts.erase(i);
       continue;
     }
@@ -178,6 +201,8 @@ void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
   auto i = st.attempts.find(ref);
   if (i == st.attempts.end())
     return;
+  if (i->second.stopped_by == cancel_reason::none)
+    i->second.stopped_by = why;
   if (i->second.phase == attempt::queued)
     end_queued(self, {ref}, why);
   else if (i->second.phase == attempt::started)
@@ -246,6 +271,8 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
         if (i == st.attempts.end() || i->second.phase != attempt::writing)
           continue;
         failures |= i->second.outcome.kind == task_outcome::failed;
+        if (st.ctx->metrics)
+          count_ending(*st.ctx->metrics, i->second, i->second.outcome);
         if (reporting)
           events.push_back(written_event(i->second, *st.ctx));
         st.attempts.erase(i);

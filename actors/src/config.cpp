@@ -213,7 +213,15 @@ config::config() {
                       dashboard_token))
     .add(dashboard_read_only, "dashboard-read-only",
          with_default("the dashboard refuses cancel and retry",
-                      dashboard_read_only));
+                      dashboard_read_only))
+    .add(metrics_listen, "metrics-listen",
+         with_default("serve Prometheus metrics on PORT or :PORT (127.0.0.1) "
+                      "or HOST:PORT; empty: off",
+                      metrics_listen))
+    .add(metrics_queue_interval, "metrics-queue-interval",
+         with_default("the queue-level gauges are read at most this often "
+                      "(each read counts the live tasks)",
+                      metrics_queue_interval));
   opt_group{custom_options_, "cafmq.publish"}
     .add(node_host, "host",
          with_default("address to publish the control interface on", node_host))
@@ -414,6 +422,9 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   result.dashboard_listen = dashboard_listen;
   result.dashboard_token = dashboard_token;
   result.dashboard_read_only = dashboard_read_only;
+  result.metrics_listen = metrics_listen;
+  result.metrics_queue_interval
+    = duration_cast<milliseconds>(metrics_queue_interval);
   result.tasks = std::move(tasks);
   return result;
 }

@@ -44,6 +44,8 @@ struct database_state {
   guard_ptr guard;
   runtime_actor runtime;
   bool lost = false;
+  // Counts `conn` in the metrics while it is open.
+  connection_token counted;
   static inline const char* name = "cafmq.database";
 
   // Runs `f` on the connection, opening it first if needed; drops the
@@ -58,6 +60,7 @@ struct database_state {
         return std::move(opened.error());
       }
       conn = std::move(*opened);
+      counted = count_connection(ctx->metrics);
     }
     if (guard)
       guard->enter(conn->breaker());
@@ -66,6 +69,7 @@ struct database_state {
       guard->leave();
     if (!result && code_of(result.error()) == errc::database_unavailable) {
       conn.reset();
+      counted.reset();
       changed(true, result.error());
     } else {
       changed(false, caf::none);
@@ -104,6 +108,8 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
   st.options = connection_for(ctx->cfg, name);
   st.ctx = std::move(ctx);
   st.conn = std::move(conn);
+  if (st.conn)
+    st.counted = count_connection(st.ctx->metrics);
   st.guard = std::move(guard);
   st.runtime = std::move(runtime);
   return {

@@ -47,6 +47,12 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   // the channels give them back at once.
   std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
   std::unordered_map<channel_entry*, size_t> batch_of;
+  if (auto metrics = st.ctx->metrics.get()) {
+    for (auto& task : result.tasks)
+      metrics->claimed(metrics->of(task.name));
+    for (auto& [k, waited] : result.pickup)
+      metrics->picked_up(metrics->of(result.tasks.at(k).name), waited);
+  }
   for (auto& task : result.tasks) {
     auto& entry
       = channel_of(self, key_of(task.channel_name, task.channel_args));
@@ -138,6 +144,9 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
   st.request.channels = cfg.channels;
   st.request.lease = cfg.lease;
   st.request.max_lost = cfg.max_lost_attempts;
+  // One claimed task in 16 reports its pickup latency: all of them would
+  // cost a large claim an index lookup per task.
+  st.request.pickup_every = st.ctx->metrics ? 16 : 0;
   self->attach_functor([channels = st.channels](const caf::error&) {
     for (auto& kvp : *channels)
       caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);

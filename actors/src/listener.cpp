@@ -61,6 +61,8 @@ struct listener_state {
   bool registered = false;
   std::chrono::steady_clock::time_point next_takeover;
   std::chrono::steady_clock::time_point next_record;
+  // Counts `conn` in the metrics while it is open.
+  connection_token counted;
   static inline const char* name = "cafmq.listener";
 
   void drop() {
@@ -72,6 +74,7 @@ struct listener_state {
       breaker->release();
     breaker.reset();
     conn.reset();
+    counted.reset();
   }
 };
 
@@ -211,6 +214,7 @@ bool connect(listener_ptr self) {
     if (!opened)
       throw std::runtime_error(render(opened.error()));
     st.conn = std::move(*opened);
+    st.counted = count_connection(st.ctx->metrics);
     if (auto breaker = connection_breaker::make(st.conn->sock()))
       st.breaker = std::move(*breaker);
     st.ready = std::make_unique<collector>(*st.conn, "cafmq_ready");

@@ -43,6 +43,10 @@ running_attempt& add_running(pool_ptr self, const claimed_task& task,
   x.token = std::make_shared<cancellation>();
   x.filter = st.ctx->filter_of(task.name);
   x.pooled = pooled;
+  if (st.ctx->metrics) {
+    x.metrics = &st.ctx->metrics->of(task.name);
+    x.started = std::chrono::steady_clock::now();
+  }
   return x;
 }
 
@@ -65,6 +69,9 @@ void report(pool_ptr self, task_outcome outcome) {
   auto x = std::move(i->second);
   st.running->erase(i);
   st.ctx->started->remove(outcome.ref.id);
+  if (x.metrics != nullptr && !x.pooled)
+    st.ctx->metrics->ran(*x.metrics,
+                         std::chrono::steady_clock::now() - x.started);
   add_outcome(self, x.owner, std::move(outcome));
   if (x.port) {
     for (auto& w : *st.workers)
@@ -114,7 +121,8 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& x = add_running(self, task, owner, true);
   auto token = x.token;
   auto filter = x.filter;
-  auto run = [task = std::move(task), token, filter, owner,
+  auto instruments = x.metrics;
+  auto run = [task = std::move(task), token, filter, owner, instruments,
               pool = caf::actor_cast<pool_actor>(self), &sys = self->system(),
               ctx = st.ctx, db = st.db, ref, box = st.outbox] {
     task_outcome outcome;
@@ -124,8 +132,11 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
       ctx->started->add(ref.id, ref.attempt);
       arm_timeout(task, owner);
       ctx->started->enter();
+      auto t0 = std::chrono::steady_clock::now();
       outcome = run_attempt(*ctx->cfg.tasks, filter, sys, db,
                             ctx->request_timeout(), task, token);
+      if (instruments != nullptr)
+        ctx->metrics->ran(*instruments, std::chrono::steady_clock::now() - t0);
       ctx->started->leave();
     }
     if (box->put(std::move(outcome)))

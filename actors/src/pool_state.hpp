@@ -4,6 +4,7 @@
 // The pool's state and the parts of it that run handler actors
 // (handler_actors.cpp); pool.cpp has the rest. Internal to the pool.
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -32,6 +33,10 @@ struct running_attempt {
   caf::error pending;
   // Queued in or running on the executor.
   bool pooled = false;
+  // Its task's metrics, if metrics are on; and when its handler started
+  // (not pooled: an executor thread times those).
+  runtime_metrics::task_instruments* metrics = nullptr;
+  std::chrono::steady_clock::time_point started;
 };
 
 using running_map = std::unordered_map<attempt_ref, running_attempt>;

@@ -19,6 +19,7 @@
 #include "cafmq/sql.hpp"
 #include "cafmq/web/dashboard.hpp"
 #include "node_auth.hpp"
+#include "serve_metrics.hpp"
 #include "started_attempts.hpp"
 #include "stop_signals.hpp"
 #include "worker_processes.hpp"
@@ -78,6 +79,9 @@ caf::error check(runner_config& cfg) {
     return invalid("the takeover interval must not be negative (0: off)");
   if (cfg.fallback_poll_interval.count() <= 0)
     return invalid("the fallback poll interval must be positive");
+  if (!cfg.metrics_listen.empty())
+    if (auto address = metrics_bind_address(cfg.metrics_listen); !address)
+      return std::move(address.error());
   if (cfg.node.empty())
     cfg.node = default_node_name();
   return caf::none;
@@ -216,17 +220,39 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
   }
   if (cfg.takeover_interval.count() > 0)
     hand_back_leftovers((*conn)->connection(), cfg);
+  // Bound before the runtime starts: an address in use fails the start.
+  std::unique_ptr<metrics_endpoint> endpoint;
+  std::shared_ptr<runtime_metrics> metrics;
+  if (!cfg.metrics_listen.empty()) {
+    auto bound = metrics_endpoint::start(cfg.metrics_listen);
+    if (!bound)
+      return std::move(bound.error());
+    endpoint = std::move(*bound);
+    auto names = cfg.task_names();
+    if (cfg.remote_tasks)
+      for (auto& name : cfg.remote_tasks->names())
+        names.push_back(name);
+    metrics = std::make_shared<runtime_metrics>(names);
+    if (!started)
+      started = std::make_shared<started_attempts>();
+  }
   runtime_parts parts;
   parts.startup = std::move(*conn);
   parts.on_stopped = std::move(on_stopped);
-  parts.started = std::move(started);
+  parts.started = started;
+  parts.metrics = metrics;
   auto publish = cfg.publish;
   logger log{cfg.log, cfg.min_log_level};
   auto processes = isolation ? std::optional<runner_config>{cfg} : std::nullopt;
   auto dashboard = cfg.dashboard_listen.empty()
                      ? std::nullopt
                      : std::optional<runner_config>{cfg};
+  auto metrics_cfg
+    = endpoint ? std::optional<runner_config>{cfg} : std::nullopt;
   auto runtime = spawn_runtime(sys, std::move(cfg), std::move(parts));
+  if (endpoint)
+    serve_metrics(sys, runtime, std::move(endpoint), *metrics, started,
+                  *metrics_cfg);
   if (processes) {
     auto bound = publish_node(sys, runtime, gate, log);
     if (!bound) {

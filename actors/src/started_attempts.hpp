@@ -50,6 +50,12 @@ public:
     return {ids_.begin(), ids_.end()};
   }
 
+  /// How many attempts started and have not ended.
+  std::size_t size() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return ids_.size();
+  }
+
   /// Makes the next take_changes() answer (after a new session).
   void touch() {
     std::lock_guard<std::mutex> guard{mtx_};

@@ -124,6 +124,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   auto ctx = std::make_shared<runtime_context>(std::move(cfg));
   if (parts.started)
     ctx->started = parts.started;
+  ctx->metrics = parts.metrics;
   st.ctx = std::move(ctx);
   st.parts = std::move(parts);
   if (!st.parts.make_db) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "statements.hpp"
 
+#include <algorithm>
+
 #include <pqxx/pqxx>
 
 #include "cafmq/sql.hpp"
@@ -55,9 +57,10 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
   std::optional<std::string> paused;
   if (!req.paused.empty())
     paused = text_array(req.paused);
-  auto rows = tx.exec_params(
-    sql::claim, req.node, text_array(req.names), channels, paused, req.limit,
-    req.lease.count(), req.max_lost, cursor.channel_name, cursor.channel_args);
+  auto rows = tx.exec_params(sql::claim, req.node, text_array(req.names),
+                             channels, paused, req.limit, req.lease.count(),
+                             req.max_lost, cursor.channel_name,
+                             cursor.channel_args, req.pickup_every);
   claim_result result;
   result.tasks.reserve(rows.size());
   // Column numbers looked up once: by name, libpq compares (and lower-cases
@@ -73,7 +76,7 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     timeout_us = col("timeout_us"), deadline_in_us = col("deadline_in_us"),
     payload_json = col("payload_json"), payload_bytes = col("payload_bytes"),
     cursor_name = col("cursor_name"), cursor_args = col("cursor_args"),
-    wait_us = col("wait_us");
+    wait_us = col("wait_us"), pickup_us = col("pickup_us");
   for (const auto& row : rows) {
     if (row[id].is_null()) {
       result.cursor.channel_name = optional_text(row[cursor_name]);
@@ -96,6 +99,10 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     task.payload_json = optional_text(row[payload_json]);
     task.payload_bytes = to_bytes(row[payload_bytes]);
     result.tasks.push_back(std::move(task));
+    if (auto us = to_micros(row[pickup_us]))
+      result.pickup.emplace_back(
+        static_cast<std::uint32_t>(result.tasks.size() - 1),
+        std::max(std::chrono::microseconds{0}, *us));
   }
   return result;
 }

@@ -1,8 +1,18 @@
 -- SPDX-License-Identifier: BSD-3-Clause
-SELECT id, name, channel_name, channel_args, attempt, max_attempts, ordered,
-       extract(epoch FROM timeout) * 1e6 AS timeout_us,
-       extract(epoch FROM deadline - now()) * 1e6 AS deadline_in_us,
-       payload_json, payload_bytes, cursor_name, cursor_args,
-       extract(epoch FROM wait) * 1e6 AS wait_us
+-- pickup_us, for the metrics: how long a task was ready when claimed, for
+-- one task in $10 (by a hash of its id; 0: none). The subquery reads the
+-- row as this statement's snapshot saw it, before cafmq.claim moved run_at
+-- to the lease's end: an index lookup each, so not for every task.
+SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
+       c.max_attempts, c.ordered,
+       extract(epoch FROM c.timeout) * 1e6 AS timeout_us,
+       extract(epoch FROM c.deadline - now()) * 1e6 AS deadline_in_us,
+       c.payload_json, c.payload_bytes, c.cursor_name, c.cursor_args,
+       extract(epoch FROM c.wait) * 1e6 AS wait_us,
+       CASE WHEN $10::integer > 0 AND c.id IS NOT NULL
+                 AND (hashtext(c.id::text) & 2147483647) % $10 = 0 THEN
+         extract(epoch FROM now() - (SELECT t.run_at FROM cafmq.tasks t
+                                      WHERE t.id = c.id)) * 1e6
+       END AS pickup_us
   FROM cafmq.claim($1, $2::text[], $3::text[], $4::text[], $5,
-                   make_interval(secs => $6::bigint / 1e6), $7, $8, $9)
+                   make_interval(secs => $6::bigint / 1e6), $7, $8, $9) c

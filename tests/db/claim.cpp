@@ -207,6 +207,54 @@ CAF_TEST(a released attempt is pending again and does not count) {
   CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
 }
 
+CAF_TEST(a claim asked for pickup returns how long each task was ready) {
+  using std::chrono::microseconds;
+  auto before = std::chrono::steady_clock::now();
+  auto late = spawn_builder{"t"}.spawn(*conn)->id;
+  spawn_builder{"t"}.spawn(*conn);
+  // Ready five seconds before its spawn.
+  pqxx::nontransaction{*conn}.exec_params0(
+    "UPDATE cafmq.tasks SET run_at = run_at - interval '5 s' WHERE id = $1",
+    to_string(late));
+  auto q = poller();
+  auto req = request({"t"});
+  req.pickup_every = 1;
+  auto result = claim_or_throw(*q, req);
+  // Both clocks move alike; a millisecond of slack for their rounding.
+  auto elapsed = std::chrono::duration_cast<microseconds>(
+                   std::chrono::steady_clock::now() - before)
+                 + microseconds{1000};
+  CAF_REQUIRE_EQUAL(result.tasks.size(), 2u);
+  CAF_REQUIRE_EQUAL(result.pickup.size(), 2u);
+  for (auto& [i, waited] : result.pickup) {
+    auto from
+      = result.tasks.at(i).id == late ? microseconds{5000000} : microseconds{0};
+    CAF_CHECK_GREATER_OR_EQUAL(waited.count(), from.count());
+    CAF_CHECK_LESS_OR_EQUAL(waited.count(), (from + elapsed).count());
+  }
+  CAF_CHECK_NOT_EQUAL(result.pickup[0].first, result.pickup[1].first);
+  // One in 16, by a hash of the id: exactly the tasks the hash picks.
+  std::vector<spawn_builder> xs(64, spawn_builder{"t"});
+  spawn_or_throw(*conn, xs);
+  req.pickup_every = 16;
+  req.limit = 64;
+  result = claim_or_throw(*q, req);
+  std::set<std::string> picked;
+  for (auto& [i, waited] : result.pickup)
+    picked.insert(to_string(result.tasks.at(i).id));
+  std::set<std::string> hashed;
+  for (auto& task : result.tasks)
+    if (pqxx::nontransaction{*conn}
+          .exec_params1("SELECT (hashtext($1) & 2147483647) % 16 = 0",
+                        to_string(task.id))[0]
+          .as<bool>())
+      hashed.insert(to_string(task.id));
+  CAF_CHECK_EQUAL(picked, hashed);
+  // Not asked for: none.
+  spawn_builder{"t"}.spawn(*conn);
+  CAF_CHECK(claim_or_throw(*q, request({"t"})).pickup.empty());
+}
+
 CAF_TEST(the claim uses indexes with a million pending tasks) {
   {
     pqxx::work tx{*conn};

@@ -39,11 +39,11 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$ou
 
 # -- help and usage ---------------------------------------------------------
 run 0 --help
-for cmd in migrate version status watch list stats retry cancel prune pause resume top dashboard node; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume top dashboard metrics node; do
   has "$out" "  $cmd "
 done
 has "$out" "Exit codes:"
-for cmd in migrate version status watch list stats retry cancel prune pause resume top dashboard; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume top dashboard metrics; do
   run 0 "$cmd" --help
   has "$out" "Usage: cafmq $cmd"
 done

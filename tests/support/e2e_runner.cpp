@@ -12,7 +12,9 @@
 // "ignore_cancel" never returns: a handler that ignores its cancel. With
 // CAFMQ_E2E_SIGNALS set it runs until SIGINT or SIGTERM
 // (runner::wait_for_signal), which it blocks from the start so that a
-// signal sent early waits for that call.
+// signal sent early waits for that call. With CAFMQ_E2E_METRICS set it
+// serves its metrics there (runner_config::metrics_listen), reading the
+// queue-level gauges every CAFMQ_E2E_METRICS_QUEUE_MS if set.
 //
 //   cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]
 
@@ -122,6 +124,10 @@ int main(int argc, char** argv) {
   cfg.tasks = tasks;
   cfg.min_concurrency = std::stoi(argv[3]);
   cfg.max_concurrency = std::stoi(argv[4]);
+  if (auto listen = std::getenv("CAFMQ_E2E_METRICS"))
+    cfg.metrics_listen = listen;
+  if (auto ms = std::getenv("CAFMQ_E2E_METRICS_QUEUE_MS"))
+    cfg.metrics_queue_interval = std::chrono::milliseconds{std::atoi(ms)};
   auto stop_after = std::getenv("CAFMQ_E2E_STOP_AFTER_MS");
   if (stop_after) {
     cfg.shutdown_timeout = std::chrono::milliseconds{300};

@@ -81,6 +81,8 @@ void check_same(const runner_config& x, const runner_config& y) {
   CAFMQ_SAME(dashboard_listen);
   CAFMQ_SAME(dashboard_token);
   CAFMQ_SAME(dashboard_read_only);
+  CAFMQ_SAME(metrics_listen);
+  CAFMQ_SAME(metrics_queue_interval);
   CAF_CHECK_EQUAL(
     x.connection.statement_timeout.value_or(std::chrono::milliseconds{0})
       .count(),

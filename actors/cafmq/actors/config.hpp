@@ -150,6 +150,10 @@ public:
   std::string dashboard_token = defaults().dashboard_token;
   /// cafmq.dashboard-read-only.
   bool dashboard_read_only = defaults().dashboard_read_only;
+  /// cafmq.metrics-listen; empty: no metrics.
+  std::string metrics_listen = defaults().metrics_listen;
+  /// cafmq.metrics-queue-interval.
+  caf::timespan metrics_queue_interval = defaults().metrics_queue_interval;
   // cafmq.publish.*: publishing; its TLS files are CAF's openssl.* options
   // (certificate, key, cafile, passphrase), read by the openssl module.
   /// cafmq.publish.host: `node_options::host`.

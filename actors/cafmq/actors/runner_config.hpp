@@ -182,6 +182,14 @@ struct runner_config {
   std::string dashboard_token;
   /// The dashboard shows the queue but refuses cancel and retry.
   bool dashboard_read_only = false;
+  /// Serves Prometheus metrics over HTTP (GET /metrics) on this address:
+  /// a bare port or ":PORT" binds 127.0.0.1, "HOST:PORT" binds HOST (IPv6
+  /// as "[::1]:PORT"); port 0 takes any free port. Empty: no metrics.
+  std::string metrics_listen;
+  /// The queue-level gauges (from the cafmq.queue_* views, which count every
+  /// live task) are read at most this often; scrapes in between get the
+  /// last reading.
+  std::chrono::milliseconds metrics_queue_interval = std::chrono::seconds{10};
 
   /// Every task name this runner can run itself (not remote_tasks).
   std::vector<std::string> task_names() const;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -44,6 +46,10 @@ struct claim_request {
   /// usual. Tasks of a paused channel stay pending for any runner that has
   /// not paused it.
   std::vector<std::string> paused;
+  /// Also return how long tasks were ready when claimed, for one claimed
+  /// task in this many, chosen by a hash of its id (1: every one; 0: none).
+  /// Each costs the database an index lookup.
+  std::int32_t pickup_every = 0;
 };
 
 /// Where the fair round-robin over channels continues.
@@ -64,6 +70,9 @@ struct claim_result {
   /// Time until something becomes runnable; zero: claim again now; empty:
   /// nothing is scheduled.
   std::optional<std::chrono::microseconds> wait;
+  /// With `claim_request::pickup_every`: (index in `tasks`, how long it was
+  /// ready, past its run_at, when claimed) of the tasks chosen.
+  std::vector<std::pair<std::uint32_t, std::chrono::microseconds>> pickup;
 };
 
 /// State of one recorded failure.

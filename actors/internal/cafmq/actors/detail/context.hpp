@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "cafmq/actors/detail/event_bus.hpp"
+#include "cafmq/actors/detail/runtime_metrics.hpp"
 #include "cafmq/actors/log.hpp"
 #include "cafmq/actors/runner_config.hpp"
 
@@ -34,6 +35,8 @@ struct runtime_context {
   /// The attempts whose handlers started here (or on a joined worker), which
   /// the listener records for takeover (started_attempts.hpp).
   std::shared_ptr<started_attempts> started;
+  /// This runtime's metrics; null while cfg.metrics_listen is empty.
+  std::shared_ptr<runtime_metrics> metrics;
 
   /// The failure filter of a task: its own, or the runner's.
   failure_filter filter_of(const std::string& name) const;

@@ -69,7 +69,7 @@ typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, claim_request& x) {
   return f(caf::meta::type_name("cafmq::claim_request"), x.node, x.names,
-           x.channels, x.limit, x.lease, x.max_lost, x.paused);
+           x.channels, x.limit, x.lease, x.max_lost, x.paused, x.pickup_every);
 }
 
 template <class Inspector>
@@ -86,7 +86,7 @@ typename Inspector::result_type inspect(Inspector& f, claim_result& x) {
     return caf::none;
   });
   return f(caf::meta::type_name("cafmq::claim_result"), x.tasks, name, args,
-           wait, load);
+           wait, x.pickup, load);
 }
 
 template <class Inspector>

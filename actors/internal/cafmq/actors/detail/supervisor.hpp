@@ -62,6 +62,8 @@ struct runtime_parts {
   /// runtime (runner::stop hands back those whose handlers ignore their
   /// cancel); default: the runtime's own.
   std::shared_ptr<started_attempts> started;
+  /// The runtime's metrics (see runtime_metrics.hpp); null: none.
+  std::shared_ptr<runtime_metrics> metrics;
 };
 
 /// Spawns a runtime. `cfg` must be checked (see spawn_runner).

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+// One runtime's own metrics: counters and histograms per task name that
+// the actors update as attempts pass them (the dispatcher counts claims and
+// pickup latency, the pool times handlers, channel actors count outcomes
+// once written), the connections gauge, and gauges sampled from the
+// runtime when scraped (held, running, channel actors, lost leases). The
+// actors reach it through runtime_context::metrics, null while metrics
+// are off: then each hook costs one branch. Thread-safe; an update is an
+// atomic add (a histogram's takes its own uncontended mutex). No CAF and no
+// prometheus-cpp headers here.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prometheus {
+class Collectable;
+} // namespace prometheus
+
+namespace cafmq::actors {
+
+/// Gauges read from the runtime when scraped.
+struct runtime_sample {
+  /// Attempts claimed and not yet out of their handlers.
+  std::int64_t held = 0;
+  /// Attempts whose handlers started and have not ended.
+  std::int64_t running = 0;
+  /// Channel actors alive.
+  std::int64_t channels = 0;
+  /// Attempts this runner lost (lease renewal no longer owned them).
+  std::int64_t lost = 0;
+};
+
+/// One runtime's metrics (see the top of this header).
+class runtime_metrics {
+public:
+  /// The instruments of one task name.
+  struct task_instruments;
+
+  /// How an attempt ended, once written.
+  enum class ending { completed, failed, retried, cancelled, released };
+
+  /// Creates the instruments of `names` up front (their series exist from
+  /// the first scrape, and the hot path finds them without a lock).
+  explicit runtime_metrics(const std::vector<std::string>& names);
+
+  ~runtime_metrics();
+
+  runtime_metrics(const runtime_metrics&) = delete;
+  runtime_metrics& operator=(const runtime_metrics&) = delete;
+
+  /// The instruments of task `name` (made on first use for a name not
+  /// given at construction).
+  task_instruments& of(const std::string& name);
+
+  /// An attempt was claimed.
+  void claimed(task_instruments& task);
+
+  /// An attempt was claimed `waited` after it became ready.
+  void picked_up(task_instruments& task, std::chrono::microseconds waited);
+
+  /// An attempt's handler returned after `duration`.
+  void ran(task_instruments& task, std::chrono::steady_clock::duration d);
+
+  /// An attempt's outcome is written.
+  void ended(task_instruments& task, ending how);
+
+  /// A database connection opened or closed (the connections gauge).
+  void connection_opened();
+  void connection_closed();
+
+  /// What the endpoint serves: every instrument, plus the gauges `sample`
+  /// reads when scraped (left out when it returns nothing).
+  std::shared_ptr<prometheus::Collectable>
+  collectable(std::function<std::optional<runtime_sample>()> sample);
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Counts one open connection in the connections gauge while it (or a
+/// copy) lives; an empty token.
+using connection_token = std::shared_ptr<void>;
+
+/// Counts a connection in `metrics`, if metrics are on.
+inline connection_token
+count_connection(const std::shared_ptr<runtime_metrics>& metrics) {
+  if (!metrics)
+    return nullptr;
+  metrics->connection_opened();
+  return {nullptr, [metrics](void*) {
+            metrics->connection_closed();
+          }};
+}
+
+} // namespace cafmq::actors
