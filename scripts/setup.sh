@@ -7,7 +7,7 @@ PACKAGES=(build-essential cmake pkg-config libcaf-dev libpqxx-dev nlohmann-json3
           postgresql-15 postgresql-client-15 clang-format
           libssl-dev openssl pgbouncer postgresql-15-auto-failover doxygen
           libcli11-dev prometheus-cpp-dev libcpp-httplib-dev
-          prometheus chromium chromium-driver)
+          prometheus chromium chromium-driver python3 curl)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
