@@ -20,7 +20,8 @@ CREATE TYPE cafmq.spawn_spec AS (
 	unique_key text,
 	json text,
 	bytes text,
-	jitter text
+	jitter text,
+	priority integer
 );
 
 CREATE TYPE cafmq.task_state AS ENUM (
@@ -96,6 +97,19 @@ $$;
 CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  v_limit record;
+  v_row record;
+  v_slots integer;
+  v_taken integer;
+  v_recent timestamptz[];
+  v_cursor text;
+  -- When a limited channel with ready tasks may have a free slot again.
+  v_wait interval;
+  -- The time of the starts this claim records: read once the channel's row
+  -- is locked, so the starts of a channel are recorded in lock order and its
+  -- window never drops a start a later claim's window still holds.
+  v_now timestamptz;
 BEGIN
   IF EXISTS (SELECT 1 FROM cafmq.pauses) THEN
     p_names := ARRAY(SELECT n FROM unnest(p_names) n
@@ -106,9 +120,110 @@ BEGIN
                 || ARRAY(SELECT p.value FROM cafmq.pauses p
                           WHERE p.kind = 'channel');
   END IF;
-  RETURN QUERY SELECT * FROM cafmq.claim_unpaused(
-    p_node, p_names, p_channels, p_paused, p_limit, p_lease, p_max_lost,
-    p_cursor_name, p_cursor_args);
+  IF EXISTS (SELECT 1 FROM cafmq.channel_limits) THEN
+    FOR v_limit IN
+      SELECT l.* FROM cafmq.channel_limits l
+       WHERE (p_channels IS NULL OR p_channels = '{}'
+              OR l.channel_name = ANY (p_channels))
+         AND (p_paused IS NULL OR l.channel_name <> ALL (p_paused))
+       ORDER BY l.channel_name
+       FOR UPDATE SKIP LOCKED
+    LOOP
+      v_slots := p_limit;
+      v_now := clock_timestamp();
+      IF v_limit.max_running IS NOT NULL THEN
+        v_slots := least(v_slots, v_limit.max_running - (
+          SELECT count(*) FROM cafmq.tasks t
+           WHERE t.state = 'running' AND t.run_at > now()
+             AND t.channel_name = v_limit.channel_name)::integer);
+      END IF;
+      v_recent := '{}';
+      IF v_limit.rate_limit IS NOT NULL THEN
+        v_recent := ARRAY(SELECT s FROM unnest(v_limit.recent_starts) s
+                           WHERE s > v_now - v_limit.rate_period ORDER BY s);
+        v_slots := least(v_slots,
+                         v_limit.rate_limit - cardinality(v_recent));
+      END IF;
+      v_taken := 0;
+      v_cursor := v_limit.cursor_args;
+      IF v_slots > 0 THEN
+        FOR v_row IN
+          SELECT * FROM cafmq.claim_unpaused(
+            p_node, p_names, ARRAY[v_limit.channel_name::text], NULL, v_slots,
+            p_lease, p_max_lost,
+            CASE WHEN v_limit.cursor_args IS NOT NULL
+                 THEN v_limit.channel_name::text END,
+            v_limit.cursor_args) c
+        LOOP
+          IF v_row.id IS NULL THEN
+            v_cursor := v_row.cursor_args;
+            CONTINUE;
+          END IF;
+          v_taken := v_taken + 1;
+          id := v_row.id; name := v_row.name;
+          channel_name := v_row.channel_name;
+          channel_args := v_row.channel_args; attempt := v_row.attempt;
+          max_attempts := v_row.max_attempts; ordered := v_row.ordered;
+          timeout := v_row.timeout; deadline := v_row.deadline;
+          payload_json := v_row.payload_json;
+          payload_bytes := v_row.payload_bytes;
+          cursor_name := NULL; cursor_args := NULL; wait := NULL;
+          RETURN NEXT;
+        END LOOP;
+        p_limit := p_limit - v_taken;
+      END IF;
+      -- The starts inside the window, this claim's included.
+      IF v_limit.rate_limit IS NOT NULL THEN
+        v_recent := v_recent || array_fill(v_now, ARRAY[v_taken]);
+      END IF;
+      IF v_taken > 0 OR v_cursor IS DISTINCT FROM v_limit.cursor_args
+         OR v_recent IS DISTINCT FROM v_limit.recent_starts THEN
+        UPDATE cafmq.channel_limits l
+           SET recent_starts = v_recent, cursor_args = v_cursor
+         WHERE l.channel_name = v_limit.channel_name;
+      END IF;
+      IF v_taken >= v_slots AND EXISTS (
+           SELECT 1 FROM cafmq.tasks t
+            WHERE t.state = 'pending' AND t.run_at <= now()
+              AND t.channel_name = v_limit.channel_name
+              AND t.name = ANY (p_names)) THEN
+        -- Ready tasks wait for a slot. A start leaving the window frees one
+        -- at a known time; a running task may end at any time (and its
+        -- completion notifies nobody), so look again soon.
+        v_wait := least(v_wait, greatest(interval '10 ms', least(
+          CASE WHEN v_limit.rate_limit IS NOT NULL
+                    AND cardinality(v_recent) >= v_limit.rate_limit
+               THEN v_recent[cardinality(v_recent) - v_limit.rate_limit + 1]
+                    + v_limit.rate_period - v_now
+          END,
+          CASE WHEN v_limit.max_running IS NOT NULL THEN interval '200 ms'
+          END)));
+      END IF;
+      EXIT WHEN p_limit <= 0;
+    END LOOP;
+    -- Every limited channel stays out of the ordinary claim, those another
+    -- claim holds included.
+    p_paused := coalesce(p_paused, '{}')
+                || ARRAY(SELECT l.channel_name::text FROM cafmq.channel_limits l);
+  END IF;
+  IF p_limit <= 0 THEN
+    id := NULL; name := NULL; channel_name := NULL; channel_args := NULL;
+    attempt := NULL; max_attempts := NULL; ordered := NULL; timeout := NULL;
+    deadline := NULL; payload_json := NULL; payload_bytes := NULL;
+    cursor_name := p_cursor_name; cursor_args := p_cursor_args;
+    wait := interval '0';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
+                      c.max_attempts, c.ordered, c.timeout, c.deadline,
+                      c.payload_json, c.payload_bytes, c.cursor_name,
+                      c.cursor_args,
+                      CASE WHEN c.id IS NULL THEN least(c.wait, v_wait)
+                           ELSE c.wait END
+                 FROM cafmq.claim_unpaused(
+                   p_node, p_names, p_channels, p_paused, p_limit, p_lease,
+                   p_max_lost, p_cursor_name, p_cursor_args) c;
 END $$;
 
 CREATE FUNCTION cafmq.claim_unpaused(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
@@ -136,6 +251,11 @@ DECLARE
   -- The channels pass 1 visited, when some are paused.
   v_seen_names text[] := '{}';
   v_seen_args text[] := '{}';
+  -- Whether any ready-or-scheduled unordered task has a priority: one probe
+  -- of an index that is empty while priorities are unused.
+  v_prio boolean := EXISTS (
+    SELECT 1 FROM cafmq.tasks t
+     WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0);
 BEGIN
   IF p_channels = '{}' THEN
     p_channels := NULL;
@@ -223,6 +343,18 @@ BEGIN
        WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
        FOR UPDATE SKIP LOCKED;
     END IF;
+    -- Unordered, prioritized: the channel's highest-priority ready task, a
+    -- range of tasks_prioritized_ready.
+    IF v_id IS NULL AND v_prio THEN
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
+         AND (t.channel_name, t.channel_args) >= (v_name, v_args)
+         AND (t.channel_name, t.channel_args) <= (v_name, v_args)
+         AND t.run_at <= now() AND t.name = ANY (p_names)
+       ORDER BY t.channel_name, t.channel_args, t.priority DESC, t.run_at,
+                t.seq LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    END IF;
     -- Unordered: the channel's first task if it is ready, through the
     -- primary key; else the first ready one it can lock (none if even the
     -- first task is scheduled later).
@@ -255,6 +387,20 @@ BEGIN
       EXIT WHEN cardinality(v_ids) >= p_limit;
     END IF;
   END LOOP;
+  -- Pass 1b: prioritized tasks of any channel, highest first
+  -- (tasks_prioritized_queue), before the queue order fills the batch.
+  IF v_prio AND cardinality(v_ids) < p_limit THEN
+    v_ids := v_ids || ARRAY(
+      SELECT t.id FROM cafmq.tasks t
+       WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
+         AND t.run_at <= now() AND t.name = ANY (p_names)
+         AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+         AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
+         AND t.id <> ALL (v_ids)
+       ORDER BY t.priority DESC, t.run_at, t.seq
+       LIMIT p_limit - cardinality(v_ids)
+       FOR UPDATE SKIP LOCKED);
+  END IF;
   -- Pass 2: unordered tasks whose lease expired (their runner is gone).
   IF cardinality(v_ids) < p_limit THEN
     v_ids := v_ids || ARRAY(
@@ -401,6 +547,18 @@ CREATE FUNCTION cafmq.clear_all() RETURNS bigint
   WITH gone AS (DELETE FROM cafmq.tasks RETURNING 1) SELECT count(*) FROM gone
 $$;
 
+CREATE FUNCTION cafmq.clear_channel_limit(p_channel text) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM cafmq.channel_limits l WHERE l.channel_name = p_channel;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  PERFORM cafmq.notify_ready(ARRAY[p_channel]);
+  RETURN true;
+END $$;
+
 CREATE FUNCTION cafmq.commit(p_ids uuid[]) RETURNS SETOF uuid
     LANGUAGE plpgsql
     AS $$
@@ -432,6 +590,30 @@ BEGIN
     UPDATE cafmq.tasks t
        SET state = 'completed', finished_at = now(), lost_attempts = 0
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
+     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+    RETURNING t.id, t.channel_name, t.ordered)
+  SELECT array_agg(done.id),
+         array_agg(done.channel_name) FILTER (WHERE done.ordered)
+    INTO v_done, v_wake FROM done;
+  PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(v_done);
+  RETURN QUERY SELECT unnest(v_done);
+END
+$$;
+
+CREATE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[], p_results jsonb[]) RETURNS SETOF uuid
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+DECLARE
+  v_done uuid[];
+  v_wake text[];
+BEGIN
+  WITH done AS (
+    UPDATE cafmq.tasks t
+       SET state = 'completed', finished_at = now(), lost_attempts = 0,
+           result = f.result
+      FROM unnest(p_ids, p_attempts, p_results) AS f (id, attempt, result)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
     RETURNING t.id, t.channel_name, t.ordered)
   SELECT array_agg(done.id),
@@ -507,6 +689,42 @@ BEGIN
   RETURN QUERY SELECT * FROM unnest(v_ids, v_states, v_times);
 END
 $$;
+
+CREATE FUNCTION cafmq.fire_schedule(p_name text, p_ticks timestamp without time zone[], p_next timestamp without time zone, p_missed bigint) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_schedule cafmq.schedules;
+  v_spawned integer;
+BEGIN
+  SELECT * INTO v_schedule FROM cafmq.schedules s WHERE s.name = p_name;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  IF cardinality(p_ticks) > 0 THEN
+    SELECT count(*) INTO v_spawned FROM cafmq.spawn((
+    SELECT json_agg(v_schedule.spec || jsonb_build_object(
+             'id', cafmq.time_ordered_uuid(),
+             'unique_key', 'cafmq.schedule:' || p_name || '@'
+                           || to_char((k.tick AT TIME ZONE v_schedule.time_zone)
+                                        AT TIME ZONE 'UTC',
+                                      'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+             ORDER BY k.tick)
+      FROM unnest(p_ticks) AS k (tick))) s
+     WHERE s.created;
+  ELSE
+    v_spawned := 0;
+  END IF;
+  UPDATE cafmq.schedules s
+     SET next_run_at = p_next AT TIME ZONE s.time_zone,
+         last_tick_at = coalesce((SELECT max(k) FROM unnest(p_ticks) k)
+                                   AT TIME ZONE s.time_zone, s.last_tick_at),
+         ticks = s.ticks + v_spawned,
+         missed = s.missed + p_missed,
+         last_error = NULL
+   WHERE s.name = p_name;
+  RETURN v_spawned;
+END $$;
 
 CREATE FUNCTION cafmq.hand_back_attempts(p_ids uuid[], p_attempts integer[]) RETURNS integer
     LANGUAGE plpgsql
@@ -766,6 +984,39 @@ CREATE FUNCTION cafmq.session_key(p_node text) RETURNS bigint
   SELECT hashtextextended('cafmq.session' || chr(31) || p_node, 7305)
 $$;
 
+CREATE FUNCTION cafmq.set_channel_limit(p_channel text, p_max_running integer, p_rate_limit integer, p_rate_period interval) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF p_channel IS NULL OR octet_length(p_channel) > 255 THEN
+    RAISE EXCEPTION 'cafmq.set_channel_limit: the channel name must be at most 255 bytes (not NULL)'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF p_max_running IS NULL AND p_rate_limit IS NULL THEN
+    RAISE EXCEPTION 'cafmq.set_channel_limit: set max_running, a rate limit or both'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF p_max_running < 1 THEN
+    RAISE EXCEPTION 'cafmq.set_channel_limit: max_running must be at least 1, got %',
+      p_max_running USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF (p_rate_limit IS NULL) <> (p_rate_period IS NULL)
+     OR p_rate_limit NOT BETWEEN 1 AND 100000
+     OR p_rate_period <= interval '0' THEN
+    RAISE EXCEPTION 'cafmq.set_channel_limit: a rate limit is 1 to 100000 starts per positive period'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  INSERT INTO cafmq.channel_limits AS l
+      (channel_name, max_running, rate_limit, rate_period)
+    VALUES (p_channel, p_max_running, p_rate_limit, p_rate_period)
+    ON CONFLICT (channel_name) DO UPDATE
+      SET max_running = EXCLUDED.max_running,
+          rate_limit = EXCLUDED.rate_limit,
+          rate_period = EXCLUDED.rate_period;
+  -- A raised limit may free slots.
+  PERFORM cafmq.notify_ready(ARRAY[p_channel]);
+END $$;
+
 CREATE FUNCTION cafmq.spawn(p_tasks json) RETURNS TABLE(id uuid, created boolean)
     LANGUAGE plpgsql
     AS $$
@@ -785,7 +1036,7 @@ BEGIN
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key)
+       deadline, unique_key, priority)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -798,7 +1049,7 @@ BEGIN
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
-           NULL
+           NULL, coalesce(o.priority, 0)
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
     INSERT INTO cafmq.payloads (id, json, bytes)
@@ -816,7 +1067,7 @@ BEGIN
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key)
+       deadline, unique_key, priority)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -829,7 +1080,7 @@ BEGIN
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
-           o.unique_key
+           o.unique_key, coalesce(o.priority, 0)
       FROM (SELECT * FROM s ORDER BY s.ordinality) o
     ON CONFLICT (unique_key)
       WHERE unique_key IS NOT NULL
@@ -860,7 +1111,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.spawn(name text, payload jsonb, channel_name text DEFAULT ''::text, channel_args text DEFAULT ''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT 5, ordered boolean DEFAULT false, unique_key text DEFAULT NULL::text, backoff interval DEFAULT '00:00:01'::interval, backoff_cap interval DEFAULT '01:00:00'::interval, timeout interval DEFAULT NULL::interval, deadline timestamp with time zone DEFAULT NULL::timestamp with time zone, jitter text DEFAULT NULL::text, id uuid DEFAULT NULL::uuid) RETURNS uuid
+CREATE FUNCTION cafmq.spawn(name text, payload jsonb, channel_name text DEFAULT ''::text, channel_args text DEFAULT ''::text, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, max_attempts integer DEFAULT 5, ordered boolean DEFAULT false, unique_key text DEFAULT NULL::text, backoff interval DEFAULT '00:00:01'::interval, backoff_cap interval DEFAULT '01:00:00'::interval, timeout interval DEFAULT NULL::interval, deadline timestamp with time zone DEFAULT NULL::timestamp with time zone, jitter text DEFAULT NULL::text, id uuid DEFAULT NULL::uuid, priority integer DEFAULT 0) RETURNS uuid
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -905,6 +1156,11 @@ BEGIN
     RAISE EXCEPTION 'cafmq.spawn: timeout must be positive'
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  IF spawn.priority IS NULL OR spawn.priority < 0 OR spawn.priority > 32767
+     OR (spawn.priority > 0 AND spawn.ordered) THEN
+    RAISE EXCEPTION 'cafmq.spawn: priority must be 0 to 32767, and 0 for an ordered task, got %',
+      spawn.priority USING ERRCODE = 'invalid_parameter_value';
+  END IF;
   IF spawn.payload IS NOT NULL
      AND octet_length(spawn.payload::text) > 1048576 THEN
     RAISE EXCEPTION 'cafmq.spawn: payload exceeds 1 MiB'
@@ -924,6 +1180,7 @@ BEGIN
     'deadline_us', (extract(epoch FROM spawn.deadline) * 1e6)::bigint,
     'unique_key', spawn.unique_key,
     'jitter', spawn.jitter,
+    'priority', spawn.priority,
     'json', spawn.payload::text))) s;
   RETURN v_result;
 END $$;
@@ -982,12 +1239,15 @@ CREATE TABLE cafmq.tasks (
     lost_attempts integer DEFAULT 0 NOT NULL,
     backoff_jitter text,
     attempt_base integer DEFAULT 0 NOT NULL,
+    priority smallint DEFAULT 0 NOT NULL,
+    result jsonb,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
     CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
     CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
     CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
+    CONSTRAINT tasks_priority CHECK (((priority >= 0) AND ((priority = 0) OR (NOT ordered)))),
     CONSTRAINT tasks_timeout CHECK ((timeout > '00:00:00'::interval)),
     CONSTRAINT tasks_two_phase CHECK (((state = 'uncommitted'::cafmq.task_state) = (commit_deadline IS NOT NULL))),
     CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
@@ -1016,6 +1276,21 @@ CREATE FUNCTION cafmq.time_ordered_uuid() RETURNS uuid
           || substr(replace(gen_random_uuid()::text, '-', ''), 17, 16))::uuid
     FROM clock_timestamp() c
 $$;
+
+CREATE TABLE cafmq.channel_limits (
+    channel_name text NOT NULL COLLATE pg_catalog."C",
+    max_running integer,
+    rate_limit integer,
+    rate_period interval,
+    recent_starts timestamp with time zone[] DEFAULT '{}'::timestamp with time zone[] NOT NULL,
+    cursor_args text COLLATE pg_catalog."C",
+    CONSTRAINT channel_limits_channel_name_check CHECK ((octet_length(channel_name) <= 255)),
+    CONSTRAINT channel_limits_check CHECK (((rate_limit IS NULL) = (rate_period IS NULL))),
+    CONSTRAINT channel_limits_check1 CHECK (((max_running IS NOT NULL) OR (rate_limit IS NOT NULL))),
+    CONSTRAINT channel_limits_max_running_check CHECK ((max_running >= 1)),
+    CONSTRAINT channel_limits_rate_limit_check CHECK (((rate_limit >= 1) AND (rate_limit <= 100000))),
+    CONSTRAINT channel_limits_rate_period_check CHECK ((rate_period > '00:00:00'::interval))
+);
 
 CREATE TABLE cafmq.pauses (
     kind text NOT NULL,
@@ -1080,6 +1355,30 @@ CREATE VIEW cafmq.queue_totals AS
    FROM cafmq.tasks t
   GROUP BY t.channel_name, t.state;
 
+CREATE TABLE cafmq.schedules (
+    name text NOT NULL,
+    spec jsonb NOT NULL,
+    cron text,
+    every interval,
+    time_zone text DEFAULT 'UTC'::text NOT NULL,
+    catch_up text DEFAULT 'once'::text NOT NULL,
+    catch_up_limit integer DEFAULT 100 NOT NULL,
+    grace interval DEFAULT '00:01:00'::interval NOT NULL,
+    next_run_at timestamp with time zone NOT NULL,
+    last_tick_at timestamp with time zone,
+    ticks bigint DEFAULT 0 NOT NULL,
+    missed bigint DEFAULT 0 NOT NULL,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT schedules_catch_up_check CHECK ((catch_up = ANY (ARRAY['skip'::text, 'once'::text, 'all'::text]))),
+    CONSTRAINT schedules_catch_up_limit_check CHECK ((catch_up_limit >= 1)),
+    CONSTRAINT schedules_check CHECK (((cron IS NULL) <> (every IS NULL))),
+    CONSTRAINT schedules_every_check CHECK ((every >= '00:00:01'::interval)),
+    CONSTRAINT schedules_grace_check CHECK ((grace >= '00:00:00'::interval)),
+    CONSTRAINT schedules_name_check CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
+    CONSTRAINT schedules_spec_check CHECK ((jsonb_typeof(spec) = 'object'::text))
+);
+
 CREATE TABLE cafmq.schema_version (
     version integer NOT NULL,
     name text NOT NULL,
@@ -1108,11 +1407,17 @@ CREATE TABLE cafmq.watches (
     created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+ALTER TABLE ONLY cafmq.channel_limits
+    ADD CONSTRAINT channel_limits_pkey PRIMARY KEY (channel_name);
+
 ALTER TABLE ONLY cafmq.pauses
     ADD CONSTRAINT pauses_pkey PRIMARY KEY (kind, value);
 
 ALTER TABLE ONLY cafmq.payloads
     ADD CONSTRAINT payloads_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY cafmq.schedules
+    ADD CONSTRAINT schedules_pkey PRIMARY KEY (name);
 
 ALTER TABLE ONLY cafmq.schema_version
     ADD CONSTRAINT schema_version_pkey PRIMARY KEY (version);
@@ -1126,6 +1431,8 @@ ALTER TABLE ONLY cafmq.tasks
 ALTER TABLE ONLY cafmq.watches
     ADD CONSTRAINT watches_pkey PRIMARY KEY (task_id, backend_pid);
 
+CREATE INDEX schedules_next ON cafmq.schedules USING btree (next_run_at);
+
 CREATE INDEX tasks_failed_or_cancelled ON cafmq.tasks USING btree (id) WHERE (state = ANY (ARRAY['failed'::cafmq.task_state, 'cancelled'::cafmq.task_state]));
 
 CREATE INDEX tasks_finished ON cafmq.tasks USING btree (finished_at) WHERE (state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state]));
@@ -1133,6 +1440,10 @@ CREATE INDEX tasks_finished ON cafmq.tasks USING btree (finished_at) WHERE (stat
 CREATE INDEX tasks_ordered_live ON cafmq.tasks USING btree (channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
 
 CREATE INDEX tasks_ordered_pending ON cafmq.tasks USING btree (run_at) WHERE (ordered AND (state = 'pending'::cafmq.task_state));
+
+CREATE INDEX tasks_prioritized_queue ON cafmq.tasks USING btree (priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
+
+CREATE INDEX tasks_prioritized_ready ON cafmq.tasks USING btree (channel_name, channel_args, priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
 
 CREATE INDEX tasks_running ON cafmq.tasks USING btree (run_at) WHERE (state = 'running'::cafmq.task_state);
 

@@ -81,4 +81,38 @@ int pause_command(const context& ctx, bool pause, const std::string& channel,
 int top_command(const context& ctx, const std::string& interval,
                 int iterations);
 
+/// A schedule as given on the command line (`cafmq schedule add`).
+struct schedule_args {
+  std::string name;
+  std::string task;
+  std::string cron;
+  std::string every;
+  std::string time_zone = "UTC";
+  std::string payload;
+  std::string channel;
+  std::string channel_args;
+  int priority = 0;
+  /// Retries after the first attempt; -1: the spawn default.
+  int retries = -1;
+  std::string catch_up = "once";
+  int catch_up_limit = 100;
+  std::string grace = "1m";
+};
+
+/// Lists the schedules.
+int schedule_list_command(const context& ctx);
+/// Adds or replaces a schedule.
+int schedule_add_command(const context& ctx, const schedule_args& args);
+/// Removes a schedule.
+int schedule_remove_command(const context& ctx, const std::string& name);
+
+/// Sets a channel's limits: `max_running` (0: none), `rate` as N/PERIOD
+/// (empty: none).
+int limit_set_command(const context& ctx, const std::string& channel,
+                      int max_running, const std::string& rate);
+/// Removes a channel's limits.
+int limit_clear_command(const context& ctx, const std::string& channel);
+/// Lists the channel limits.
+int limit_list_command(const context& ctx);
+
 } // namespace cafmq::cli

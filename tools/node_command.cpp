@@ -41,6 +41,7 @@ connection:
 events:   --channel=C | --task=T   filter;  --for=D   listen this long
 spawn:    --json=J --bytes=S --channel=C --args=A --id=UUID --delay=D
           --retries=N --backoff=D --backoff-cap=D --ordered[=true|false]
+          --priority=N
           --commit-interval=D --task-timeout=D --unique-key=K
 durations: 250ms, 30s, 5m, 2h, 1d (a plain number is seconds)
 )";
@@ -139,6 +140,13 @@ caf::error make_spawn(const arguments& args, spawn_request& req) {
       return bad("--retries is not a number: " + *x);
     }
   }
+  if (auto x = args.get("priority")) {
+    try {
+      req.priority = std::stoi(*x);
+    } catch (...) {
+      return bad("--priority is not a number: " + *x);
+    }
+  }
   if (auto x = args.get("ordered")) {
     if (*x != "true" && *x != "false")
       return bad("--ordered takes true or false, got " + *x);
@@ -167,7 +175,7 @@ const std::vector<std::string> known_options = {
   "bytes",        "args",       "id",
   "delay",        "retries",    "backoff",
   "backoff-cap",  "ordered",    "commit-interval",
-  "task-timeout", "unique-key",
+  "task-timeout", "unique-key", "priority",
 };
 
 int run(caf::actor_system& sys, const node_actor& node, const arguments& args,

@@ -21,7 +21,7 @@ public:
     // nop
   }
 
-  caf::error complete(const attempt_ref&) override {
+  caf::error complete(const attempt_ref&, const std::string&) override {
     return caf::none;
   }
 
@@ -89,6 +89,7 @@ task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
   } catch (...) {
     err = make_error(errc::handler_failed, "unknown exception");
   }
+  result.result = task.result();
   return judge(result, err, backend->recorded(), *token,
                def->is_failure ? def->is_failure : filter);
 }

@@ -30,9 +30,13 @@ write_batch to_batch(const std::vector<pending_outcome>& xs) {
   write_batch batch;
   for (auto& x : xs) {
     auto& outcome = x.outcome;
-    if (outcome.kind == task_outcome::completed)
+    if (outcome.kind == task_outcome::completed) {
       batch.completed.push_back(outcome.ref);
-    else if (outcome.kind == task_outcome::failed)
+      if (!outcome.result.empty()) {
+        batch.results.resize(batch.completed.size());
+        batch.results.back() = outcome.result;
+      }
+    } else if (outcome.kind == task_outcome::failed)
       batch.failed.push_back({outcome.ref, outcome.error, outcome.retryable});
     else if (outcome.kind == task_outcome::released)
       batch.released.push_back(outcome.ref);

@@ -117,6 +117,9 @@ config::config() {
     .add(
       maintenance_interval, "maintenance-interval",
       with_default("how often finished tasks are pruned", maintenance_interval))
+    .add(schedule_interval, "schedule-interval",
+         with_default("how often due schedules are fired (0: never here)",
+                      schedule_interval))
     .add(channel_concurrency, "channel-concurrency",
          with_default("at most this many running per channel (0: no limit)",
                       channel_concurrency))
@@ -378,6 +381,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   result.retention = duration_cast<milliseconds>(retention);
   result.maintenance_interval
     = duration_cast<milliseconds>(maintenance_interval);
+  result.schedule_interval = duration_cast<milliseconds>(schedule_interval);
   result.channel_concurrency = channel_concurrency;
   result.prune_batch = prune_batch;
   result.channel_idle_timeout

@@ -4,10 +4,12 @@
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
+#include "cafmq/admin.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/detail/connection_breaker.hpp"
 #include "cafmq/detail/queue_connection.hpp"
 #include "cafmq/error.hpp"
+#include "cafmq/schedule.hpp"
 #include "spawn_by_name.hpp"
 
 namespace cafmq::actors {
@@ -37,6 +39,28 @@ bool connection_guard::break_if_hung(
 
 namespace {
 
+// Adds (or updates) the schedules of the runner's periodic task definitions.
+caf::error register_schedules(const runtime_context& ctx,
+                              pqxx::connection_base& conn) {
+  if (!ctx.cfg.tasks)
+    return caf::none;
+  for (const auto& name : ctx.cfg.tasks->names()) {
+    auto def = ctx.cfg.tasks->find(name);
+    if (def == nullptr || !def->schedule)
+      continue;
+    schedule_spec spec{def->name, def->builder(), *def->schedule};
+    if (!def->schedule_payload.empty())
+      spec.task.raw_json(def->schedule_payload);
+    if (auto err = add_schedule(conn, spec)) {
+      ctx.log(log_level::error, "cannot register a task's schedule",
+              {{"task", def->name}, {"error", render(err)}});
+      if (code_of(err) == errc::database_unavailable)
+        return err;
+    }
+  }
+  return caf::none;
+}
+
 struct database_state {
   context_ptr ctx;
   connection_options options;
@@ -44,6 +68,8 @@ struct database_state {
   guard_ptr guard;
   runtime_actor runtime;
   bool lost = false;
+  // The task definitions' schedules are in the database.
+  bool schedules_registered = false;
   // Counts `conn` in the metrics while it is open.
   connection_token counted;
   static inline const char* name = "cafmq.database";
@@ -119,8 +145,8 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
     },
     [=](record_atom, const write_batch& batch) {
       return self->state.with_connection([&](queue_connection& c) {
-        return to_reply(
-          c.record(batch.completed, batch.failed, batch.released));
+        return to_reply(c.record(batch.completed, batch.failed, batch.released,
+                                 batch.results));
       });
     },
     [=](renew_atom, const std::vector<attempt_ref>& xs, caf::timespan lease) {
@@ -145,6 +171,37 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
       return self->state.with_connection([&](queue_connection& c) {
         return expire_reservations(c.connection(), limit);
       });
+    },
+    [=](pause_atom, const std::string& kind, const std::string& name, bool on) {
+      return self->state.with_connection(
+        [&](queue_connection& c) -> caf::expected<bool> {
+          if (kind != "channel" && kind != "task")
+            return make_error(errc::invalid_argument,
+                              "a pause applies to a channel or a task, not "
+                                + kind);
+          auto k = kind == "channel" ? pause_kind::channel : pause_kind::task;
+          return on ? pause(c.connection(), k, name)
+                    : resume(c.connection(), k, name);
+        });
+    },
+    [=](schedule_atom) {
+      return self->state.with_connection(
+        [&](queue_connection& c) -> caf::expected<std::int32_t> {
+          auto& st = self->state;
+          if (!st.schedules_registered) {
+            if (auto err = register_schedules(*st.ctx, c.connection()))
+              return err;
+            st.schedules_registered = true;
+          }
+          auto fired = fire_due_schedules(c.connection());
+          if (!fired)
+            return std::move(fired.error());
+          if (fired->failed > 0)
+            st.ctx->log(log_level::warning, "schedules failed to fire",
+                        {{"failed", std::to_string(fired->failed)},
+                         {"see", "cafmq schedules (last_error)"}});
+          return static_cast<std::int32_t>(fired->spawned);
+        });
     },
     [=](cancel_atom, const uuid& id) {
       return self->state.with_connection(

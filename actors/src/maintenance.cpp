@@ -32,8 +32,31 @@ maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {
     again_later();
   };
   again_later();
+  auto schedule_later = [=] {
+    auto every = self->state.ctx->cfg.schedule_interval;
+    if (every.count() > 0)
+      self->delayed_send(self, every, schedule_atom::value);
+  };
+  if (cfg.schedule_interval.count() > 0)
+    self->send(self, schedule_atom::value);
   std::int32_t batch = cfg.prune_batch;
   return {
+    [=](schedule_atom) {
+      auto& st = self->state;
+      self->request(st.db, st.ctx->request_timeout(), schedule_atom::value)
+        .then(
+          [=](std::int32_t spawned) {
+            if (spawned > 0)
+              self->state.ctx->log(log_level::debug, "schedules fired",
+                                   {{"spawned", std::to_string(spawned)}});
+            schedule_later();
+          },
+          [=](caf::error& err) {
+            self->state.ctx->log(log_level::warning, "firing schedules failed",
+                                 {{"error", render(err)}});
+            schedule_later();
+          });
+    },
     [=](tick_atom) {
       auto& st = self->state;
       auto timeout = st.ctx->request_timeout();

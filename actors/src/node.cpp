@@ -41,6 +41,12 @@ node_actor::behavior_type node(node_actor::pointer self, runtime_actor rt) {
     [=](resume_atom, const std::string& name) {
       return self->delegate(rt, resume_atom::value, name);
     },
+    [=](pause_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(rt, pause_atom::value, kind, name);
+    },
+    [=](resume_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(rt, resume_atom::value, kind, name);
+    },
     [=](spawn_atom, const spawn_request& req) {
       return self->delegate(rt, spawn_atom::value, req);
     },

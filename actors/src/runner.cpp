@@ -77,6 +77,14 @@ caf::error check(runner_config& cfg) {
     return invalid("max lost attempts and max restarts must not be negative");
   if (cfg.takeover_interval.count() < 0)
     return invalid("the takeover interval must not be negative (0: off)");
+  if (cfg.schedule_interval.count() < 0)
+    return invalid("the schedule interval must not be negative (0: off)");
+  if (cfg.tasks)
+    for (auto& name : cfg.tasks->names())
+      if (auto def = cfg.tasks->find(name); def && def->schedule)
+        if (auto err = validate(*def->schedule))
+          return make_error(errc::invalid_argument,
+                            "task " + name + ": " + render(err));
   if (cfg.fallback_poll_interval.count() <= 0)
     return invalid("the fallback poll interval must be positive");
   if (!cfg.metrics_listen.empty())

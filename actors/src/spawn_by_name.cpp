@@ -60,6 +60,8 @@ caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
     b.backoff_cap(micros(*req.backoff_cap));
   if (req.ordered)
     b.ordered(*req.ordered);
+  if (req.priority)
+    b.priority(*req.priority);
   if (req.commit_interval)
     b.commit_interval(micros(*req.commit_interval));
   if (req.timeout)

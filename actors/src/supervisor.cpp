@@ -193,6 +193,14 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
     [=](watch_atom, const uuid& id, const watcher_actor& watcher) {
       watch_task(self, id, watcher);
     },
+    [=](pause_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(self->state.write_db, pause_atom::value, kind, name,
+                            true);
+    },
+    [=](resume_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(self->state.write_db, pause_atom::value, kind, name,
+                            false);
+    },
     [=](pause_atom, const std::string& name) {
       self->send(self->state.dispatcher, pause_atom::value, name, true);
       return true;

@@ -29,7 +29,7 @@ public:
     // nop
   }
 
-  caf::error complete(const attempt_ref&) override {
+  caf::error complete(const attempt_ref&, const std::string&) override {
     return caf::none;
   }
 

@@ -188,4 +188,36 @@ caf::expected<bool> resume(pqxx::connection_base& conn, pause_kind kind,
 /// The pauses in force, oldest first.
 caf::expected<std::vector<pause_info>> pauses(pqxx::connection_base& conn);
 
+/// Limits of a channel name that hold across every runner, enforced in the
+/// claim itself.
+struct channel_limit {
+  /// The channel name (all its args together).
+  std::string channel_name;
+  /// At most this many of its tasks run at once, anywhere. A task whose
+  /// lease expired (its runner is gone) frees its slot.
+  std::optional<int> max_running;
+  /// At most this many starts in any window of `rate_period`.
+  std::optional<int> rate_limit;
+  /// The rate limit's window; set exactly when `rate_limit` is.
+  std::optional<std::chrono::microseconds> rate_period;
+  /// Read only (`channel_limits`): its tasks running now.
+  std::int64_t running = 0;
+  /// Read only (`channel_limits`): its starts in the rate window now.
+  std::int64_t recent_starts = 0;
+};
+
+/// Sets (or replaces) the limits of a channel name. Errors:
+/// `errc::invalid_argument` when neither limit is set, max_running < 1, or
+/// a rate limit is not 1 to 100000 starts per positive period.
+caf::error set_channel_limit(pqxx::connection_base& conn,
+                             const channel_limit& x);
+
+/// Removes the limits of a channel name; false if it had none.
+caf::expected<bool> clear_channel_limit(pqxx::connection_base& conn,
+                                        const std::string& channel_name);
+
+/// Every channel limit, by channel name.
+caf::expected<std::vector<channel_limit>>
+channel_limits(pqxx::connection_base& conn);
+
 } // namespace cafmq

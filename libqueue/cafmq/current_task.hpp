@@ -86,7 +86,27 @@ public:
     return data_.payload_bytes;
   }
 
-  /// Completes this attempt.
+  /// Stores `x` (anything nlohmann::json converts) as the task's result. It
+  /// is written with the completion, in the same statement (or the caller's
+  /// transaction); `status`, `watch`, the CLI and the remote interface
+  /// return it. The last one stored before completion wins. Errors:
+  /// `errc::invalid_json` for what PostgreSQL cannot store (a NUL
+  /// character), `errc::payload_too_large` beyond `payload_limit()`.
+  template <class T>
+  caf::error set_result(const T& x) {
+    return set_raw_result(nlohmann::json(x).dump());
+  }
+
+  /// Stores JSON text as the result; `errc::invalid_json` when it does not
+  /// parse. See `set_result`.
+  caf::error set_raw_result(std::string json);
+
+  /// The result stored so far as JSON text; empty when none.
+  const std::string& result() const noexcept {
+    return result_;
+  }
+
+  /// Completes this attempt, with the result stored, if any.
   caf::error complete();
 
   /// Completes this attempt inside `tx` and commits `tx`: the task is done
@@ -136,6 +156,7 @@ private:
   std::shared_ptr<task_backend> backend_;
   std::shared_ptr<cancellation> token_;
   bool completed_ = false;
+  std::string result_;
 };
 
 } // namespace cafmq

@@ -9,6 +9,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "cafmq/schedule.hpp"
 #include "cafmq/spawn.hpp"
 #include "cafmq/task_options.hpp"
 
@@ -64,6 +65,13 @@ struct task_definition {
   /// again. Such a handler has no database of its own: it cannot complete
   /// or checkpoint in its own transaction.
   bool isolated = false;
+  /// Makes it a periodic task: every runner that holds this definition
+  /// registers the schedule (named after the task, spawning it with its
+  /// defaults and `schedule_payload`) when it starts, and fires its ticks,
+  /// each once across all runners.
+  std::optional<periodic> schedule = std::nullopt;
+  /// The JSON payload of each scheduled tick; none when empty.
+  std::string schedule_payload = {};
 
   /// A builder for one task of this definition, with its defaults applied.
   spawn_builder builder() const {

@@ -68,6 +68,9 @@ public:
   /// Runs after every earlier ordered task of its channel (name and args) has
   /// finished.
   spawn_builder& ordered(bool x = true);
+
+  /// Sets the priority (see `task_options::priority`).
+  spawn_builder& priority(int x);
   /// Two-phase: the task is reserved and runs only after `commit()`; it
   /// expires if not committed within `x`.
   spawn_builder& commit_interval(std::chrono::microseconds x);

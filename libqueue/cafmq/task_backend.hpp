@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 #include <caf/error.hpp>
 
@@ -17,8 +18,14 @@ class task_backend {
 public:
   virtual ~task_backend();
 
-  /// Completes the attempt; `errc::stale_attempt` if it is not current.
-  virtual caf::error complete(const attempt_ref& x) = 0;
+  /// Completes the attempt, storing `result` (JSON text; "" for none);
+  /// `errc::stale_attempt` if it is not current.
+  virtual caf::error complete(const attempt_ref& x, const std::string& result)
+    = 0;
+  /// Completes the attempt without a result.
+  caf::error complete(const attempt_ref& x) {
+    return complete(x, std::string{});
+  }
 
   /// Saves `cp` for the next attempt; `errc::stale_attempt` if the attempt is
   /// not current.

@@ -38,10 +38,17 @@ struct task_options {
   retry_jitter jitter = retry_jitter::none;
   /// Runs after every earlier ordered task of its channel has finished.
   bool ordered = false;
+  /// Within its channel, a ready task of higher priority runs first; 0 (the
+  /// default) is the lowest, 32767 the highest. Unordered tasks only: an
+  /// ordered channel runs in spawn order. Channels still take turns: a
+  /// channel of high-priority tasks does not starve another.
+  int priority = 0;
   /// Per-attempt time limit; none when empty.
   std::optional<std::chrono::microseconds> timeout;
 };
 
+/// The highest task priority.
+constexpr int max_priority = 32767;
 /// Limits that spawn enforces before touching the database.
 constexpr std::size_t max_name_bytes = 255;
 /// Longest channel args, in bytes.

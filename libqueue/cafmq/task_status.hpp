@@ -63,6 +63,10 @@ struct task_status {
   std::optional<time_point> started_at;
   /// When the task reached its final state.
   std::optional<time_point> finished_at;
+  /// Within its channel, a higher priority runs first; 0 is the lowest.
+  int priority = 0;
+  /// What the handler stored with its completion, as JSON text.
+  std::optional<std::string> result;
 };
 
 } // namespace cafmq

@@ -5,6 +5,7 @@
 
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
+#include "cafmq/task_options.hpp"
 #include "sql_util.hpp"
 #include "transaction.hpp"
 
@@ -221,6 +222,57 @@ caf::expected<std::vector<pause_info>> pauses(pqxx::connection_base& conn) {
                  : pause_kind::task;
       x.value = row[1].c_str();
       x.paused_at = detail::to_time(row[2]).value();
+      result.push_back(std::move(x));
+    }
+    return result;
+  });
+}
+
+caf::error set_channel_limit(pqxx::connection_base& conn,
+                             const channel_limit& x) {
+  if (auto err = detail::check_name("channel name", x.channel_name,
+                                    max_name_bytes, true))
+    return err;
+  if (x.rate_limit.has_value() != x.rate_period.has_value())
+    return make_error(errc::invalid_argument,
+                      "a rate limit needs both a count and a period");
+  std::optional<std::int64_t> period;
+  if (x.rate_period)
+    period = x.rate_period->count();
+  auto result = detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<bool> {
+      tx.exec_params(sql::limit_set, x.channel_name, x.max_running,
+                     x.rate_limit, period);
+      return true;
+    });
+  return result ? caf::error{} : std::move(result.error());
+}
+
+caf::expected<bool> clear_channel_limit(pqxx::connection_base& conn,
+                                        const std::string& channel_name) {
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<bool> {
+      return tx.exec_params1(sql::limit_clear, channel_name)[0].as<bool>();
+    });
+}
+
+caf::expected<std::vector<channel_limit>>
+channel_limits(pqxx::connection_base& conn) {
+  return guarded([&]() -> caf::expected<std::vector<channel_limit>> {
+    pqxx::read_transaction tx{conn};
+    std::vector<channel_limit> result;
+    for (const auto& row : tx.exec(sql::limits)) {
+      channel_limit x;
+      x.channel_name = row["channel_name"].c_str();
+      if (!row["max_running"].is_null())
+        x.max_running = row["max_running"].as<int>();
+      if (!row["rate_limit"].is_null()) {
+        x.rate_limit = row["rate_limit"].as<int>();
+        x.rate_period
+          = std::chrono::microseconds{row["rate_period_us"].as<std::int64_t>()};
+      }
+      x.running = row["running"].as<std::int64_t>();
+      x.recent_starts = row["recent_starts"].as<std::int64_t>();
       result.push_back(std::move(x));
     }
     return result;

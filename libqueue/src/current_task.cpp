@@ -3,6 +3,8 @@
 
 #include <pqxx/pqxx>
 
+#include "cafmq/task_options.hpp"
+
 #include "statements.hpp"
 
 namespace cafmq {
@@ -33,8 +35,46 @@ current_task::current_task(claimed_task data,
   // nop
 }
 
+namespace {
+
+// True when a string (or key) in `x` holds a NUL character.
+bool holds_nul(const nlohmann::json& x) {
+  if (x.is_string())
+    return x.get_ref<const std::string&>().find('\0') != std::string::npos;
+  if (x.is_object()) {
+    for (auto& [key, value] : x.items())
+      if (key.find('\0') != std::string::npos || holds_nul(value))
+        return true;
+  } else if (x.is_array()) {
+    for (auto& value : x)
+      if (holds_nul(value))
+        return true;
+  }
+  return false;
+}
+
+} // namespace
+
+caf::error current_task::set_raw_result(std::string json) {
+  if (json.size() > payload_limit())
+    return make_error(errc::payload_too_large,
+                      "result has " + std::to_string(json.size())
+                        + " bytes, the limit is "
+                        + std::to_string(payload_limit()));
+  auto parsed = nlohmann::json::parse(json, nullptr, false);
+  if (parsed.is_discarded())
+    return make_error(errc::invalid_json,
+                      "result does not parse as JSON: " + json.substr(0, 64));
+  if (holds_nul(parsed))
+    return make_error(errc::invalid_json,
+                      "result holds a NUL character, which PostgreSQL's "
+                      "jsonb cannot store");
+  result_ = std::move(json);
+  return caf::none;
+}
+
 caf::error current_task::complete() {
-  auto err = backend_->complete(ref());
+  auto err = backend_->complete(ref(), result_);
   if (!err)
     completed_ = true;
   return err;
@@ -44,7 +84,7 @@ caf::error current_task::complete(pqxx::transaction_base& tx) {
   if (auto err = backend_->may_write_in_transaction(ref()))
     return err;
   auto err = guarded([&]() -> caf::error {
-    if (detail::complete(tx, {ref()}).empty())
+    if (detail::complete(tx, {ref()}, {result_}).empty())
       return stale_attempt_error(ref());
     tx.commit();
     return caf::none;

@@ -95,9 +95,11 @@ caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
 }
 
 caf::expected<std::vector<uuid>>
-queue_connection::complete(const std::vector<attempt_ref>& xs) {
-  return impl_->run_one(
-    [&](pqxx::transaction_base& tx) { return detail::complete(tx, xs); });
+queue_connection::complete(const std::vector<attempt_ref>& xs,
+                           const std::vector<std::string>& results) {
+  return impl_->run_one([&](pqxx::transaction_base& tx) {
+    return detail::complete(tx, xs, results);
+  });
 }
 
 caf::expected<std::vector<fail_result>>
@@ -114,10 +116,11 @@ queue_connection::release(const std::vector<attempt_ref>& xs) {
 
 caf::error queue_connection::record(const std::vector<attempt_ref>& completed,
                                     const std::vector<attempt_failure>& failed,
-                                    const std::vector<attempt_ref>& released) {
+                                    const std::vector<attempt_ref>& released,
+                                    const std::vector<std::string>& results) {
   auto write = [&](pqxx::transaction_base& tx) {
     if (!completed.empty())
-      detail::complete(tx, completed);
+      detail::complete(tx, completed, results);
     if (!failed.empty())
       detail::fail(tx, failed);
     if (!released.empty())
@@ -138,8 +141,10 @@ queue_connection::keep_alive(const std::vector<attempt_ref>& xs,
   });
 }
 
-caf::error queue_connection::complete(const attempt_ref& x) {
-  auto done = complete(std::vector<attempt_ref>{x});
+caf::error queue_connection::complete(const attempt_ref& x,
+                                      const std::string& result) {
+  auto done
+    = complete(std::vector<attempt_ref>{x}, std::vector<std::string>{result});
   if (!done)
     return std::move(done.error());
   if (done->empty())

@@ -109,6 +109,11 @@ spawn_builder& spawn_builder::ordered(bool x) {
   return *this;
 }
 
+spawn_builder& spawn_builder::priority(int x) {
+  opts_.priority = x;
+  return *this;
+}
+
 spawn_builder& spawn_builder::commit_interval(std::chrono::microseconds x) {
   commit_interval_ = x;
   return *this;
@@ -156,6 +161,15 @@ caf::error spawn_builder::validate() const {
     return make_error(errc::invalid_argument,
                       "retries must be between 0 and 1000000, got "
                         + std::to_string(opts_.retries));
+  if (opts_.priority < 0 || opts_.priority > max_priority)
+    return make_error(errc::invalid_argument,
+                      "priority must be between 0 and "
+                        + std::to_string(max_priority) + ", got "
+                        + std::to_string(opts_.priority));
+  if (opts_.priority != 0 && opts_.ordered)
+    return make_error(errc::invalid_argument,
+                      "an ordered task runs in spawn order and takes no "
+                      "priority");
   if (auto err = check_duration("backoff", opts_.backoff, true))
     return err;
   if (opts_.jitter != retry_jitter::none && opts_.jitter != retry_jitter::full
@@ -250,6 +264,8 @@ void detail::spawn_access::write_spec(const spawn_builder& x,
     append_key(out, "jitter");
     append_string(out, to_string(x.opts_.jitter));
   }
+  if (x.opts_.priority != 0)
+    append_int(out, "priority", x.opts_.priority);
   if (x.delay_)
     append_int(out, "delay_us", x.delay_->count());
   if (x.run_at_)

@@ -10,18 +10,41 @@
 
 namespace cafmq::detail {
 
+namespace {
+
+void append_quoted(std::string& out, const std::string& x) {
+  out += '"';
+  for (char c : x) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+} // namespace
+
 std::string text_array(const std::vector<std::string>& xs) {
   std::string result = "{";
   for (size_t i = 0; i < xs.size(); ++i) {
     if (i > 0)
       result += ',';
-    result += '"';
-    for (char c : xs[i]) {
-      if (c == '"' || c == '\\')
-        result += '\\';
-      result += c;
-    }
-    result += '"';
+    append_quoted(result, xs[i]);
+  }
+  result += '}';
+  return result;
+}
+
+std::string
+optional_text_array(const std::vector<std::optional<std::string>>& xs) {
+  std::string result = "{";
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0)
+      result += ',';
+    if (xs[i])
+      append_quoted(result, *xs[i]);
+    else
+      result += "NULL";
   }
   result += '}';
   return result;
@@ -191,6 +214,9 @@ task_status to_task_status(const pqxx::row& row) {
   result.run_at = to_time(row["run_at_us"]).value();
   result.started_at = to_time(row["started_us"]);
   result.finished_at = to_time(row["finished_us"]);
+  result.priority = row["priority"].as<int>();
+  if (!row["result"].is_null())
+    result.result = row["result"].as<std::string>();
   return result;
 }
 

@@ -21,6 +21,10 @@ namespace cafmq::detail {
 /// A PostgreSQL array literal of quoted text elements.
 std::string text_array(const std::vector<std::string>& xs);
 
+/// text_array with NULL for the empty optionals.
+std::string
+optional_text_array(const std::vector<std::optional<std::string>>& xs);
+
 std::string uuid_array(const std::vector<uuid>& xs);
 
 std::string int_array(const std::vector<int>& xs);

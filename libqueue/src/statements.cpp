@@ -108,8 +108,28 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
 }
 
 std::vector<uuid> complete(pqxx::transaction_base& tx,
-                           const std::vector<attempt_ref>& xs) {
-  return fenced_batch(tx, sql::complete, xs);
+                           const std::vector<attempt_ref>& xs,
+                           const std::vector<std::string>& results) {
+  auto with_result = [](const std::string& x) {
+    return !x.empty();
+  };
+  if (std::none_of(results.begin(), results.end(), with_result))
+    return fenced_batch(tx, sql::complete, xs);
+  std::vector<std::optional<std::string>> json;
+  json.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i)
+    if (i < results.size() && !results[i].empty())
+      json.emplace_back(results[i]);
+    else
+      json.emplace_back();
+  auto rows
+    = tx.exec_params(sql::complete_with_results, uuid_array(ids_of(xs)),
+                     int_array(attempts_of(xs)), optional_text_array(json));
+  std::vector<uuid> done;
+  done.reserve(rows.size());
+  for (const auto& row : rows)
+    done.push_back(to_uuid(row[0]));
+  return done;
 }
 
 std::vector<uuid> release(pqxx::transaction_base& tx,

@@ -19,9 +19,11 @@ namespace cafmq::detail {
 claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                    const claim_cursor& cursor);
 
-/// Returns the ids completed now.
+/// Returns the ids completed now. `results` is empty, or holds one JSON
+/// result per attempt ("" where none).
 std::vector<uuid> complete(pqxx::transaction_base& tx,
-                           const std::vector<attempt_ref>& xs);
+                           const std::vector<attempt_ref>& xs,
+                           const std::vector<std::string>& results = {});
 
 /// Gives back attempts that never started; returns the ids given back.
 std::vector<uuid> release(pqxx::transaction_base& tx,

@@ -7,7 +7,8 @@ SELECT t.id::text AS id, state::text, name, channel_name, channel_args, attempt,
        extract(epoch FROM created_at) * 1e6 AS created_us,
        extract(epoch FROM run_at) * 1e6 AS run_at_us,
        extract(epoch FROM started_at) * 1e6 AS started_us,
-       extract(epoch FROM finished_at) * 1e6 AS finished_us
+       extract(epoch FROM finished_at) * 1e6 AS finished_us,
+       priority, result::text AS result
   FROM cafmq.tasks t
  WHERE cafmq.task_matches(t, $1::cafmq.task_state[], $2::text, $3::text, $4::bigint,
                           $5::bigint)

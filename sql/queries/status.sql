@@ -5,6 +5,7 @@ SELECT state::text, name, channel_name, channel_args, attempt, max_attempts,
        extract(epoch FROM run_at) * 1e6 AS run_at_us,
        extract(epoch FROM started_at) * 1e6 AS started_us,
        extract(epoch FROM finished_at) * 1e6 AS finished_us,
+       priority, result::text AS result,
        coalesce(state = 'uncommitted' AND commit_deadline <= now(), false)
          AS expired,
        CASE WHEN state = 'uncommitted'

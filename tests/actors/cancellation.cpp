@@ -174,6 +174,7 @@ CAF_TEST(the failure filter decides retries per runner and per task) {
 
 CAF_TEST(maintenance prunes every interval and at once after a full batch) {
   cfg.maintenance_interval = 60s;
+  cfg.schedule_interval = 0s;
   cfg.keep_alive_interval = 1h;
   start();
   CAF_CHECK_EQUAL(log->prunes, 0);

@@ -142,6 +142,7 @@ CAF_TEST(a crashed channel actor is replaced at the next claim) {
 
 CAF_TEST(crashed keeper and maintenance actors are restarted) {
   cfg.maintenance_interval = 60s;
+  cfg.schedule_interval = 0s;
   start();
   claim_next({make_task("patient")});
   crash(state().keeper);

@@ -51,6 +51,12 @@ stand_in_node(node_actor::stateful_pointer<node_log> self) {
     [](watch_atom, const uuid&, const watcher_actor&) {},
     [=](pause_atom, const std::string&) -> result<bool> { return no(); },
     [=](resume_atom, const std::string&) -> result<bool> { return no(); },
+    [=](pause_atom, const std::string&, const std::string&) -> result<bool> {
+      return no();
+    },
+    [=](resume_atom, const std::string&, const std::string&) -> result<bool> {
+      return no();
+    },
     [=](spawn_atom, const spawn_request&) -> result<spawn_reply> {
       return no();
     },

@@ -14,6 +14,7 @@
 #include "cafmq/error.hpp"
 #include "support/db_fixture.hpp"
 #include "support/process.hpp"
+#include "support/queue_helpers.hpp"
 
 // A runner node in another process (tests/support/e2e_node.cpp) and the
 // test process as its client, over the io middleman (and TLS).
@@ -227,6 +228,49 @@ CAF_TEST(a paused channel runs nothing until it is resumed) {
   err = watch_on_node(
     *c.sys, node, reply->id,
     [&](const task_status& x) { states.push_back(x.state); }, 30s);
+  CAF_CHECK_EQUAL(render(err), render(caf::error{}));
+  CAF_CHECK_EQUAL(states.back(), task_state::completed);
+}
+
+CAF_TEST(a cluster pause through the runtime actor holds for every runner) {
+  node_process n{args()};
+  client c;
+  auto node = connect(c, n);
+  auto pause_on = [&](const std::string& kind, const std::string& name) {
+    return ask_node<bool>(*c.sys, node, 10s, pause_atom::value, kind, name);
+  };
+  auto paused = pause_on("channel", "cluster-held");
+  CAF_REQUIRE(paused);
+  CAF_CHECK_EQUAL(*paused, true);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.pauses WHERE "
+                                   "kind = 'channel' AND value = "
+                                   "'cluster-held'"),
+                  1);
+  auto again = pause_on("channel", "cluster-held");
+  CAF_REQUIRE(again);
+  CAF_CHECK_EQUAL(*again, false);
+  auto bad = pause_on("queue", "x");
+  CAF_REQUIRE(!bad);
+  CAF_CHECK_EQUAL(code_of(bad.error()), errc::invalid_argument);
+  auto id = spawn_builder{"echo"}.channel_name("cluster-held").spawn(*conn)->id;
+  // Another runner (a poller of its own) does not claim it either.
+  auto q = poller();
+  CAF_CHECK(claim_or_throw(*q, request({"echo"})).tasks.empty());
+  std::vector<task_state> states;
+  auto err = watch_on_node(
+    *c.sys, node, id, [&](const task_status& x) { states.push_back(x.state); },
+    1s);
+  CAF_CHECK_EQUAL(code_of(err), errc::node_unreachable); // the 1 s limit
+  CAF_REQUIRE_EQUAL(states.size(), 1u);
+  CAF_CHECK_EQUAL(states[0], task_state::pending);
+  auto resumed
+    = ask_node<bool>(*c.sys, node, 10s, resume_atom::value,
+                     std::string{"channel"}, std::string{"cluster-held"});
+  CAF_REQUIRE(resumed);
+  CAF_CHECK_EQUAL(*resumed, true);
+  err = watch_on_node(
+    *c.sys, node, id, [&](const task_status& x) { states.push_back(x.state); },
+    30s);
   CAF_CHECK_EQUAL(render(err), render(caf::error{}));
   CAF_CHECK_EQUAL(states.back(), task_state::completed);
 }

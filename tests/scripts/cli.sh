@@ -39,11 +39,11 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$ou
 
 # -- help and usage ---------------------------------------------------------
 run 0 --help
-for cmd in migrate version status watch list stats retry cancel prune pause resume top dashboard metrics node; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit top dashboard metrics node; do
   has "$out" "  $cmd "
 done
 has "$out" "Exit codes:"
-for cmd in migrate version status watch list stats retry cancel prune pause resume top dashboard metrics; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit top dashboard metrics; do
   run 0 "$cmd" --help
   has "$out" "Usage: cafmq $cmd"
 done
@@ -176,6 +176,65 @@ run 0 resume --task resize
 run 0 resume --task resize
 has "$out" "was not paused"
 
+# -- results and priorities in status -------------------------------------
+r=$(sql "SELECT cafmq.spawn('report', '{}', priority => 7)")
+sql "UPDATE cafmq.tasks SET state = 'running', attempt = 1 WHERE id = '$r'"
+sql "SELECT cafmq.complete(ARRAY['$r']::uuid[], ARRAY[1], ARRAY['{\"rows\": 3}']::jsonb[])" >/dev/null
+run 0 status "$r"
+has "$out" 'priority=7'
+has "$out" 'result={"rows": 3}'
+run 0 status "$r" --json
+[[ $(json 'd["result"]["rows"]') == 3 && $(json 'd["priority"]') == 7 ]] || fail "status --json result: $out"
+
+# -- schedules --------------------------------------------------------------
+run 0 schedule list
+has "$out" "no schedules"
+run 0 schedule add nightly --task report --cron '30 2 * * *' --tz Europe/Berlin --payload '{"full": true}' --catch-up all --catch-up-limit 3
+has "$out" 'schedule "nightly" added, next tick'
+run 0 schedule add beat --task ping --every 10s --catch-up skip
+run 0 schedule list
+has "$out" "30 2 * * *"
+has "$out" "Europe/Berlin"
+has "$out" "every 10s"
+has "$out" "all (3)"
+run 0 schedule list --json
+[[ $(json '[x["name"] for x in d]') == "['beat', 'nightly']" ]] || fail "schedule list --json: $out"
+[[ $(json 'd[0]["every_seconds"]') == 10 && $(json 'd[1]["catch_up"]') == all ]] || fail "schedule fields: $out"
+[[ $(sql "SELECT spec->>'json' FROM cafmq.schedules WHERE name = 'nightly'") == '{"full": true}' ]] || fail "schedule payload"
+run 2 schedule add bad --task x --cron '61 * * * *'
+has "$err" "minute"
+run 2 schedule add bad --task x --cron '* * * * *' --tz Nowhere/Land
+has "$err" 'time zone "Nowhere/Land" not recognized'
+run 2 schedule add bad --task x --every 10s --cron '* * * * *'
+run 2 schedule add bad --task x --every 1500ms
+run 2 schedule add bad --task x --every 5s --catch-up sometimes
+run 2 schedule add bad --task x --cron @daily --payload '{nope'
+[[ $(sql "SELECT count(*) FROM cafmq.schedules") == 2 ]] || fail "a bad schedule was written"
+run 0 schedule remove beat
+has "$out" 'schedule "beat" removed'
+run 6 schedule remove beat
+run 2 schedule
+
+# -- channel limits ---------------------------------------------------------
+run 0 limit list
+has "$out" "no channel limits"
+run 0 limit set mail --max-running 2 --rate 10/1m
+has "$out" 'channel "mail" limited'
+run 0 limit list
+has "$out" "mail"
+has "$out" "10/60s"
+run 0 limit list --json
+[[ $(json 'd[0]["max_running"]') == 2 && $(json 'd[0]["rate_limit"]') == 10 && $(json 'd[0]["rate_period_seconds"]') == 60.0 ]] || fail "limit list --json: $out"
+run 2 limit set mail
+run 2 limit set mail --rate 10
+run 2 limit set mail --rate 0/1s
+run 2 limit set mail --max-running -1
+run 0 limit clear mail
+has "$out" 'channel "mail" unlimited'
+run 0 limit clear mail
+has "$out" "had no limits"
+[[ $(sql "SELECT count(*) FROM cafmq.channel_limits") == 0 ]] || fail "limit not cleared"
+
 # -- prune and top ----------------------------------------------------------
 sql "UPDATE cafmq.tasks SET finished_at = now() - interval '2 days' WHERE id = '$d'"
 run 0 prune --older-than 1d
@@ -187,7 +246,7 @@ run 0 top --iterations 2 --interval 100ms
 [[ $(grep -c "cafmq top:" <<<"$out") == 2 ]] || fail "top refreshed $(grep -c 'cafmq top:' <<<"$out") times"
 has "$out" "newest tasks:"
 run 0 top --iterations 1 --json
-[[ $(json 'len(d["newest"])') == 3 ]] || fail "top --json: $out"
+[[ $(json 'len(d["newest"])') == 4 ]] || fail "top --json: $out"
 
 # -- the config file: the [cafmq] group the runtime reads -------------------
 cat >"$tmp/cafmq.ini" <<EOF

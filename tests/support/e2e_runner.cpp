@@ -14,7 +14,11 @@
 // (runner::wait_for_signal), which it blocks from the start so that a
 // signal sent early waits for that call. With CAFMQ_E2E_METRICS set it
 // serves its metrics there (runner_config::metrics_listen), reading the
-// queue-level gauges every CAFMQ_E2E_METRICS_QUEUE_MS if set.
+// queue-level gauges every CAFMQ_E2E_METRICS_QUEUE_MS if set. With
+// CAFMQ_E2E_SCHEDULE_MS set it fires the due schedules that often (0:
+// never, a runner that only drains what the schedules spawned), with
+// CAFMQ_E2E_PREFETCH set it claims that many ahead at most (0: only for
+// free slots).
 //
 //   cafmq-e2e-runner URL NODE MIN MAX [LEASE_MS]
 
@@ -128,6 +132,10 @@ int main(int argc, char** argv) {
     cfg.metrics_listen = listen;
   if (auto ms = std::getenv("CAFMQ_E2E_METRICS_QUEUE_MS"))
     cfg.metrics_queue_interval = std::chrono::milliseconds{std::atoi(ms)};
+  if (auto ms = std::getenv("CAFMQ_E2E_SCHEDULE_MS"))
+    cfg.schedule_interval = std::chrono::milliseconds{std::atoi(ms)};
+  if (auto n = std::getenv("CAFMQ_E2E_PREFETCH"))
+    cfg.prefetch = std::atoi(n);
   auto stop_after = std::getenv("CAFMQ_E2E_STOP_AFTER_MS");
   if (stop_after) {
     cfg.shutdown_timeout = std::chrono::milliseconds{300};

@@ -48,6 +48,7 @@ struct fake_db_log {
   std::vector<std::pair<attempt_ref, checkpoint>> checkpoints;
   int prunes = 0;
   int expires = 0;
+  int schedules = 0;
   std::int64_t prune_answer = 0;
   std::vector<spawn_request> spawns;
 };
@@ -118,6 +119,13 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
       ++log->expires;
       return std::int64_t{0};
     },
+    [=](pause_atom, const std::string&, const std::string&, bool) {
+      return true;
+    },
+    [=](schedule_atom) {
+      ++log->schedules;
+      return std::int32_t{0};
+    },
     [=](cancel_atom, const uuid&) { return std::string{"requested"}; },
     [=](status_atom, const uuid&) -> caf::result<task_status> {
       return make_error(errc::unknown_task, "not in the stand-in");
@@ -155,6 +163,7 @@ struct fixture : test_coordinator_fixture<> {
     cfg.keep_alive_interval = 10s;
     cfg.shutdown_timeout = 30s;
     cfg.maintenance_interval = 1h;
+    cfg.schedule_interval = 0s;
     // A fixed claim-ahead (set per test): no throughput estimate.
     cfg.prefetch = 0;
     cfg.prefetch_window = 0s;

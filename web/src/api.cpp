@@ -54,7 +54,9 @@ json status_fields(const uuid& id, const task_status& x) {
               {"created_at", iso8601(x.created_at)},
               {"run_at", iso8601(x.run_at)},
               {"started_at", optional_time(x.started_at)},
-              {"finished_at", optional_time(x.finished_at)}};
+              {"finished_at", optional_time(x.finished_at)},
+              {"priority", x.priority},
+              {"result", x.result ? json::parse(*x.result) : json(nullptr)}};
 }
 
 std::int64_t millis(std::chrono::microseconds x) {

@@ -84,6 +84,8 @@ public:
   caf::timespan retention = defaults().retention;
   /// cafmq.maintenance-interval.
   caf::timespan maintenance_interval = defaults().maintenance_interval;
+  /// cafmq.schedule-interval.
+  caf::timespan schedule_interval = defaults().schedule_interval;
   /// cafmq.channel-concurrency.
   int channel_concurrency = defaults().channel_concurrency;
   /// cafmq.prune-batch.

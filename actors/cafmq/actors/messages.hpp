@@ -53,6 +53,9 @@ struct task_outcome {
   std::string error;
   /// For `failed`: false fails the task at once, whatever attempts are left.
   bool retryable = true;
+  /// For `completed`: the result the handler stored (JSON text), "" for
+  /// none.
+  std::string result;
 };
 
 /// Counters of one runtime.
@@ -104,6 +107,8 @@ struct spawn_request {
   caf::optional<caf::timespan> backoff_cap;
   /// Runs after every earlier ordered task of its channel has finished.
   caf::optional<bool> ordered;
+  /// Within its channel, a higher priority runs first (0 to 32767).
+  caf::optional<std::int32_t> priority;
   /// Two-phase: reserved until committed within this long.
   caf::optional<caf::timespan> commit_interval;
   /// Per-attempt time limit.
@@ -292,7 +297,9 @@ typename Inspector::result_type inspect(Inspector& f, task_status& x) {
   auto node = to_caf(x.node);
   auto started = to_caf(x.started_at);
   auto finished = to_caf(x.finished_at);
+  auto result = to_caf(x.result);
   auto load = caf::meta::load_callback([&]() -> caf::error {
+    x.result = from_caf(result);
     x.last_error = from_caf(last_error);
     x.node = from_caf(node);
     x.started_at = from_caf(started);
@@ -302,7 +309,7 @@ typename Inspector::result_type inspect(Inspector& f, task_status& x) {
   return f(caf::meta::type_name("cafmq::task_status"), x.state, x.name,
            x.channel_name, x.channel_args, x.attempt, x.max_attempts,
            last_error, x.cancel_requested, node, x.created_at, x.run_at,
-           started, finished, load);
+           started, finished, x.priority, result, load);
 }
 ///@}
 
@@ -315,7 +322,7 @@ namespace cafmq::actors {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_outcome& x) {
   return f(caf::meta::type_name("cafmq::task_outcome"), x.ref, x.kind, x.error,
-           x.retryable);
+           x.retryable, x.result);
 }
 
 template <class Inspector>
@@ -329,8 +336,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, spawn_request& x) {
   return f(caf::meta::type_name("cafmq::spawn_request"), x.name, x.id,
            x.channel_name, x.channel_args, x.delay, x.run_at, x.retries,
-           x.backoff, x.backoff_cap, x.ordered, x.commit_interval, x.timeout,
-           x.deadline, x.unique_key, x.json, x.bytes);
+           x.backoff, x.backoff_cap, x.ordered, x.priority, x.commit_interval,
+           x.timeout, x.deadline, x.unique_key, x.json, x.bytes);
 }
 
 template <class Inspector>

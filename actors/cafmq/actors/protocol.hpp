@@ -112,6 +112,11 @@ using node_actor = caf::typed_actor<
   // Pauses or resumes a channel name in this runtime.
   caf::replies_to<pause_atom, std::string>::with<bool>,
   caf::replies_to<resume_atom, std::string>::with<bool>,
+  // Pauses or resumes, cluster-wide and persisted (cafmq.pauses), a kind
+  // ("channel" or "task") and name: no runner claims its tasks until it is
+  // resumed; running tasks finish. Answers false if nothing changed.
+  caf::replies_to<pause_atom, std::string, std::string>::with<bool>,
+  caf::replies_to<resume_atom, std::string, std::string>::with<bool>,
   // Spawns a task this runtime knows by name.
   caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
   // Streams the events that pass the filter to the subscriber until it

@@ -128,6 +128,9 @@ struct runner_config {
   int prune_batch = 1000;
   /// How often maintenance (pruning, expiring reservations) runs.
   std::chrono::milliseconds maintenance_interval = std::chrono::seconds{60};
+  /// How often this runner fires the due schedules (periodic tasks; each
+  /// tick is spawned once across all runners); 0: never here.
+  std::chrono::milliseconds schedule_interval = std::chrono::seconds{1};
   /// At most this many attempts of one (channel name, args) run at once in
   /// this runner; 0: no limit.
   int channel_concurrency = 0;

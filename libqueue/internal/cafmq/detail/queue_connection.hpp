@@ -112,7 +112,10 @@ public:
   caf::expected<claim_result> claim(const claim_request& req);
 
   /// Completes attempts; returns the ids completed (stale ones are left out).
-  caf::expected<std::vector<uuid>> complete(const std::vector<attempt_ref>& xs);
+  /// `results` is empty, or one JSON result per attempt ("" where none).
+  caf::expected<std::vector<uuid>>
+  complete(const std::vector<attempt_ref>& xs,
+           const std::vector<std::string>& results = {});
 
   caf::expected<std::vector<fail_result>>
   /// Records failed attempts: a retryable failure with attempts left, whose
@@ -123,9 +126,12 @@ public:
 
   /// Records finished attempts, completions and failures, and gives back
   /// attempts that never started (`released`), in one transaction.
+  /// `results` holds the JSON results of the completed ones, as in
+  /// `complete`.
   caf::error record(const std::vector<attempt_ref>& completed,
                     const std::vector<attempt_failure>& failed,
-                    const std::vector<attempt_ref>& released = {});
+                    const std::vector<attempt_ref>& released = {},
+                    const std::vector<std::string>& results = {});
 
   /// Gives back attempts claimed but never started: pending again at once,
   /// and the claim does not count as an attempt. Returns the ids given back.
@@ -138,7 +144,9 @@ public:
 
   // -- task_backend ---------------------------------------------------------
 
-  caf::error complete(const attempt_ref& x) override;
+  using task_backend::complete;
+
+  caf::error complete(const attempt_ref& x, const std::string& result) override;
 
   caf::error checkpoint(const attempt_ref& x,
                         const cafmq::checkpoint& cp) override;

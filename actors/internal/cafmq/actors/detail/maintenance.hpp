@@ -4,7 +4,9 @@
 // Maintenance: every maintenance_interval it removes expired two-phase
 // reservations and prunes finished tasks older than the retention, in
 // batches (one runner at a time: the database takes an advisory lock). A
-// full batch means more are waiting: it goes on at once.
+// full batch means more are waiting: it goes on at once. Every
+// schedule_interval (unless zero) it fires the due schedules: each tick is
+// spawned once across all runners (see cafmq/schedule.hpp).
 // Takes: see maintenance_actor in detail/protocol.hpp.
 
 #include <caf/fwd.hpp>

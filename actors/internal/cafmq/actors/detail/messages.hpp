@@ -25,6 +25,9 @@ namespace cafmq::actors {
 struct write_batch {
   /// Attempts to record as completed.
   std::vector<attempt_ref> completed;
+  /// The JSON results of the completed ones, by index ("" where none);
+  /// shorter than `completed` (often empty) when the last ones have none.
+  std::vector<std::string> results;
   /// Attempts to record as failed.
   std::vector<attempt_failure> failed;
   /// Attempts to give back: never started, not counted as attempts.
@@ -104,8 +107,8 @@ namespace cafmq::actors {
 /// Lets CAF serialize the type, so that it can cross to another node.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, write_batch& x) {
-  return f(caf::meta::type_name("cafmq::write_batch"), x.completed, x.failed,
-           x.released);
+  return f(caf::meta::type_name("cafmq::write_batch"), x.completed, x.results,
+           x.failed, x.released);
 }
 
 template <class Inspector>

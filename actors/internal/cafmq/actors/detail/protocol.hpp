@@ -46,6 +46,7 @@ using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using poll_atom = caf::atom_constant<caf::atom("poll")>;
 using offer_atom = caf::atom_constant<caf::atom("offer")>;
 using hold_atom = caf::atom_constant<caf::atom("hold")>;
+using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
 ///@}
 
 // -- actor interfaces ---------------------------------------------------------
@@ -61,6 +62,11 @@ using database_actor = caf::typed_actor<
   caf::replies_to<expire_atom, std::int32_t>::with<std::int64_t>,
   caf::replies_to<cancel_atom, uuid>::with<std::string>,
   caf::replies_to<status_atom, uuid>::with<task_status>,
+  // runtime: pause (true) or resume a channel or task name cluster-wide.
+  caf::replies_to<pause_atom, std::string, std::string, bool>::with<bool>,
+  // maintenance: fire the due schedules (registering the task definitions'
+  // schedules first, once); answers the tasks spawned.
+  caf::replies_to<schedule_atom>::with<std::int32_t>,
   // runtime: spawn a task by name from its definition's defaults (the
   // definitions are in the runtime context).
   caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>>;
@@ -208,9 +214,11 @@ using keeper_actor
                      // its counters: cancels_at_renewal and lost.
                      caf::replies_to<stats_atom>::with<runner_stats>>;
 
-/// Prunes finished tasks and expires reservations.
+/// Prunes finished tasks and expires reservations; fires due schedules.
 using maintenance_actor
   = caf::typed_actor<caf::reacts_to<tick_atom>,
+                     // own timer: fire the due schedules.
+                     caf::reacts_to<schedule_atom>,
                      caf::reacts_to<peers_atom, database_actor>>;
 
 /// Turns notifications into dispatcher messages; its own poll loop.
