@@ -88,6 +88,8 @@ void print_status(const uuid& id, const task_status& st) {
     std::cout << " node=" << *st.node;
   if (st.last_error)
     std::cout << " last_error=\"" << *st.last_error << '"';
+  if (st.result)
+    std::cout << " result=" << *st.result;
   std::cout << std::endl;
 }
 

@@ -196,10 +196,9 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
           auto fired = fire_due_schedules(c.connection());
           if (!fired)
             return std::move(fired.error());
-          if (fired->failed > 0)
-            st.ctx->log(log_level::warning, "schedules failed to fire",
-                        {{"failed", std::to_string(fired->failed)},
-                         {"see", "cafmq schedules (last_error)"}});
+          for (const auto& why : fired->errors)
+            st.ctx->log(log_level::warning, "a schedule failed to fire",
+                        {{"error", why}});
           return static_cast<std::int32_t>(fired->spawned);
         });
     },

@@ -151,6 +151,8 @@ struct fire_result {
   std::int64_t missed = 0;
   /// Schedules that could not be fired (their last_error says why).
   int failed = 0;
+  /// Why, one "NAME: REASON" per schedule that could not be fired.
+  std::vector<std::string> errors;
 };
 
 /// Fires every due schedule that no other runner is firing (at most `limit`

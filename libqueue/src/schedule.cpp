@@ -175,6 +175,7 @@ bool fire_one(pqxx::transaction_base& tx, const pqxx::row& row,
   auto fail = [&](const std::string& why) {
     tx.exec_params(sql::schedule_failed, name, why);
     ++out.failed;
+    out.errors.push_back(name + ": " + why);
     return false;
   };
   std::optional<cron_expression> cron;
@@ -191,7 +192,10 @@ bool fire_one(pqxx::transaction_base& tx, const pqxx::row& row,
   auto now = local_time::parse(row["now_local"].c_str());
   auto late = local_time::parse(row["late_local"].c_str());
   if (!first || !now || !late)
-    return fail("cannot read the schedule's times");
+    return fail("cannot read the schedule's times (next "
+                + std::string{row["next_local"].c_str()} + ", now "
+                + row["now_local"].c_str() + ", late "
+                + row["late_local"].c_str() + ")");
   auto policy = parse_catch_up_policy(row["catch_up"].c_str())
                   .value_or(catch_up_policy::once);
   ticker tk{std::move(cron), every};
@@ -252,9 +256,17 @@ caf::error validate(const periodic& x) {
     return make_error(errc::invalid_argument, "grace must not be negative");
   if (auto err = detail::check_name("time zone", x.time_zone, 255, false))
     return err;
-  if (!x.cron.empty())
-    if (auto parsed = cron_expression::parse(x.cron); !parsed)
+  if (!x.cron.empty()) {
+    auto parsed = cron_expression::parse(x.cron);
+    if (!parsed)
       return std::move(parsed.error());
+    // A date that never comes (April 31) matches nothing. Anything that
+    // matches at all does so within 8 years of any start (February 29).
+    if (!parsed->next_after(local_time{2000, 1, 1, 0, 0, 0}))
+      return make_error(errc::invalid_argument,
+                        "cron expression \"" + x.cron
+                          + "\" matches no time in the next 8 years");
+  }
   return caf::none;
 }
 

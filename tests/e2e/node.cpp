@@ -498,6 +498,8 @@ CAF_TEST(the cli talks to a node) {
   CAF_CHECK_EQUAL(cli("watch " + id, out), 0);
   CAF_CHECK(out.find("state=completed attempt=1/2 channel=cli")
             != std::string::npos);
+  // The result crossed from the runner's node.
+  CAF_CHECK(out.find("result=[1]") != std::string::npos);
   out.clear();
   CAF_CHECK_EQUAL(cli("stats", out), 0);
   CAF_CHECK(out.find("completed=1 ") != std::string::npos);

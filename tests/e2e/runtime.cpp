@@ -3,10 +3,13 @@
 #include <caf/test/unit_test.hpp>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "cafmq/actors/runner.hpp"
+#include "cafmq/client.hpp"
 #include "cafmq/current_task.hpp"
+#include "cafmq/schedule.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
 #include "support/runner_fixture.hpp"
@@ -365,6 +368,91 @@ CAF_TEST(a custom failure filter extends the default one) {
   CAF_CHECK_EQUAL(state_of(*conn, ids[1].id), "failed");
   CAF_CHECK_EQUAL(state_of(*conn, ids[2].id), "failed");
   CAF_CHECK_EQUAL(state_of(*conn, ids[3].id), "pending");
+}
+
+CAF_TEST(results stored by handlers are written with their completions) {
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"square",
+              [](current_task& task) {
+                auto x = task.json<int>();
+                if (!x)
+                  return x.error();
+                if (*x % 2 == 0)
+                  return task.set_result(
+                    std::map<std::string, int>{{"square", *x * *x}});
+                return caf::error{};
+              },
+              {}});
+  task_definition quick{
+    "quick_square",
+    [](current_task& task) { return task.set_raw_result("[1, 2]"); },
+    {}};
+  quick.blocking = false;
+  tasks->add(quick);
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < 40; ++i)
+    xs.push_back(spawn_builder{"square"}.json(i));
+  xs.push_back(spawn_builder{"quick_square"});
+  auto ids = spawn_or_throw(*conn, xs);
+  auto r = start(config(tasks));
+  wait_for([&] { return count("completed") == 41; });
+  // Even payloads stored a result, odd ones none; in mixed batches.
+  for (int i = 0; i < 40; ++i) {
+    auto st = status(*conn, ids[i].id);
+    CAF_REQUIRE(st);
+    if (i % 2 == 0) {
+      auto want = "{\"square\": " + std::to_string(i * i) + "}";
+      CAF_CHECK_EQUAL(st->result.value_or("none"), want);
+    } else {
+      CAF_CHECK(!st->result);
+    }
+  }
+  auto st = status(*conn, ids[40].id);
+  CAF_REQUIRE(st);
+  CAF_CHECK_EQUAL(st->result.value_or("none"), "[1, 2]");
+}
+
+CAF_TEST(a task definition with a schedule registers it and its ticks run) {
+  std::atomic<int> runs{0};
+  auto tasks = std::make_shared<registry>();
+  task_definition beat{"beat",
+                       [&](current_task&) {
+                         ++runs;
+                         return caf::error{};
+                       },
+                       {}};
+  beat.schedule = periodic::interval(1s);
+  beat.schedule_payload = R"({"from": "definition"})";
+  tasks->add(beat);
+  auto cfg = config(tasks);
+  cfg.schedule_interval = 200ms;
+  auto r = start(cfg);
+  wait_for([&] { return runs >= 2; });
+  auto xs = list_schedules(*conn);
+  CAF_REQUIRE(xs && xs->size() == 1u);
+  CAF_CHECK_EQUAL(xs->at(0).name, "beat");
+  CAF_CHECK_EQUAL(xs->at(0).task_name, "beat");
+  CAF_CHECK(xs->at(0).ticks >= 2);
+  CAF_CHECK_EQUAL(query_value<std::string>(
+                    "SELECT DISTINCT p.json::text FROM cafmq.tasks t JOIN "
+                    "cafmq.payloads p USING (id) WHERE t.name = 'beat'"),
+                  R"({"from": "definition"})");
+}
+
+CAF_TEST(a task definition with a bad schedule is refused at start) {
+  auto tasks = std::make_shared<registry>();
+  task_definition beat{"beat", [](current_task&) { return caf::error{}; }, {}};
+  beat.schedule = periodic::at("0 0 31 4 *");
+  tasks->add(beat);
+  auto started = actors::runner::start(config(tasks));
+  CAF_REQUIRE(!started);
+  CAF_CHECK_EQUAL(code_of(started.error()), errc::invalid_argument);
+  tasks = std::make_shared<registry>();
+  beat.schedule = periodic::at("0 0 * * mon-funday");
+  tasks->add(beat);
+  started = actors::runner::start(config(tasks));
+  CAF_REQUIRE(!started);
+  CAF_CHECK_EQUAL(code_of(started.error()), errc::invalid_argument);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -206,6 +206,9 @@ CAF_TEST(
   CAF_CHECK_NOT_EQUAL(finish_process(runners[0], output), 0);
   CAF_CHECK_NOT_EQUAL(finish_process(runners[1], output), 0);
   CAF_CHECK_EQUAL(finish_process(runners[2], output), 0);
+  // What the runners said (their warnings included).
+  CAF_MESSAGE(output);
+  output.clear();
   // A runner that fires no schedule runs what the last ticks spawned.
   CAF_CHECK_EQUAL(
     finish_process(start_runner(url, "drain", "2 4", "CAFMQ_E2E_SCHEDULE_MS=0"),
@@ -247,6 +250,8 @@ CAF_TEST(
   auto spawned = x.ticks;
   auto missed = x.missed;
   auto failed = x.last_error.has_value();
+  if (failed)
+    CAF_MESSAGE("last error: " << *x.last_error);
   CAF_CHECK_EQUAL(spawned, expected);
   CAF_CHECK_EQUAL(missed, std::int64_t{0});
   CAF_CHECK(!failed);

@@ -2,8 +2,8 @@
 // A runner node for the e2e tests: publishes its control interface on a
 // free port of 127.0.0.1, prints "PORT <port> PID <pid>" on stdout, and
 // runs until a peer stops it (then prints "STOPPED completed N"). Its tasks:
-// "echo" completes at once; "wait_cancel" works until it is cancelled; "fail"
-// fails for good.
+// "echo" completes at once (its payload its result); "wait_cancel" works
+// until it is cancelled; "fail" fails for good.
 //
 //   cafmq-e2e-node URL SECRET [CERT KEY CAFILE]
 
@@ -22,7 +22,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto tasks = std::make_shared<cafmq::registry>();
-  tasks->add({"echo", [](cafmq::current_task&) { return caf::error{}; }, {}});
+  // Its JSON payload, if any, becomes its result.
+  tasks->add({"echo",
+              [](cafmq::current_task& task) {
+                if (task.raw_json())
+                  return task.set_raw_result(*task.raw_json());
+                return caf::error{};
+              },
+              {}});
   tasks->add({"wait_cancel",
               [](cafmq::current_task& task) -> caf::error {
                 while (!task.cancelled())
