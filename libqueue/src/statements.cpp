@@ -34,17 +34,21 @@ std::optional<std::string> optional_text(const pqxx::field& f) {
   return std::string{f.c_str(), f.size()};
 }
 
-// Runs a fenced batch statement taking (ids, attempts); returns the ids it
-// changed.
-std::vector<uuid> fenced_batch(pqxx::transaction_base& tx, const char* sql,
-                               const std::vector<attempt_ref>& xs) {
-  auto rows
-    = tx.exec_params(sql, uuid_array(ids_of(xs)), int_array(attempts_of(xs)));
+// The ids in the first column of `rows`.
+std::vector<uuid> ids_in(const pqxx::result& rows) {
   std::vector<uuid> result;
   result.reserve(rows.size());
   for (const auto& row : rows)
     result.push_back(to_uuid(row[0]));
   return result;
+}
+
+// Runs a fenced batch statement taking (ids, attempts); returns the ids it
+// changed.
+std::vector<uuid> fenced_batch(pqxx::transaction_base& tx, const char* sql,
+                               const std::vector<attempt_ref>& xs) {
+  return ids_in(
+    tx.exec_params(sql, uuid_array(ids_of(xs)), int_array(attempts_of(xs))));
 }
 
 } // namespace
@@ -122,14 +126,9 @@ std::vector<uuid> complete(pqxx::transaction_base& tx,
       json.emplace_back(results[i]);
     else
       json.emplace_back();
-  auto rows
-    = tx.exec_params(sql::complete_with_results, uuid_array(ids_of(xs)),
-                     int_array(attempts_of(xs)), optional_text_array(json));
-  std::vector<uuid> done;
-  done.reserve(rows.size());
-  for (const auto& row : rows)
-    done.push_back(to_uuid(row[0]));
-  return done;
+  return ids_in(
+    tx.exec_params(sql::complete_with_results, uuid_array(ids_of(xs)),
+                   int_array(attempts_of(xs)), optional_text_array(json)));
 }
 
 std::vector<uuid> release(pqxx::transaction_base& tx,
