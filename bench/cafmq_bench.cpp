@@ -9,14 +9,20 @@
 //                                                the runner's defaults)
 //               [--json=FILE --rep=R]  (also append JSON lines to FILE, in
 //                                      the peers' style, numbered from rep R)
+//               [--million=N]          (tasks of the "million" part)
+//               [--db-prefix=P]        (the fresh databases' names: P0, P1,
+//                                      ...; default cafmq_bench_)
 //
 // Parts: spawn (one at a time, and all N in one batch), drain (runner with
 // default options), drain_remote (the same with the handlers on a worker
 // node joined over loopback TCP), drain_watch (drain with 100 tasks watched),
 // drain_tx (each handler completes in its own transaction), latency (spawn ->
 // handler start at 100 tasks/s on an idle runner), raw (PostgreSQL's own
-// single-commit and batched dequeue limits on this machine). After every
-// drain the harness checks that each task completed exactly once.
+// single-commit and batched dequeue limits on this machine), million (not
+// in the default set: --million=N tasks, default 1,000,000, spawned in
+// chunks of 10,000 and drained, with the process's RSS sampled during the
+// drain). After every drain the harness checks that each task completed
+// exactly once.
 
 #include <algorithm>
 #include <atomic>
@@ -62,6 +68,10 @@ std::string metrics_listen;
 // JSON lines for bench/compare.mjs; empty: none.
 std::string json_path;
 int rep_number = 1;
+// Tasks of the "million" part (--million=N).
+int million_tasks = 1000000;
+// Names of the fresh databases: prefix + counter (--db-prefix=P).
+std::string db_prefix = "cafmq_bench_";
 
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -95,7 +105,7 @@ std::string with_database(const std::string& url, const std::string& db) {
 // A fresh, migrated database for one measurement.
 std::string fresh_database() {
   static int counter = 0;
-  auto name = "cafmq_bench_" + std::to_string(counter++);
+  auto name = db_prefix + std::to_string(counter++);
   pqxx::connection admin{admin_url};
   pqxx::nontransaction tx{admin};
   tx.exec0("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
@@ -106,10 +116,11 @@ std::string fresh_database() {
   return url;
 }
 
-std::vector<cafmq::spawn_builder> noop_tasks(int n) {
+// Tasks first .. first + n - 1, payload {"i": i}.
+std::vector<cafmq::spawn_builder> noop_tasks(int n, int first = 0) {
   std::vector<cafmq::spawn_builder> xs;
   xs.reserve(n);
-  for (int i = 0; i < n; ++i)
+  for (int i = first; i < first + n; ++i)
     xs.push_back(cafmq::spawn_builder{"noop"}.json(nlohmann::json{{"i", i}}));
   return xs;
 }
@@ -137,7 +148,7 @@ std::vector<row> table;
 std::string kind_of(const std::string& what) {
   if (what.rfind("spawn", 0) == 0)
     return "enqueue";
-  if (what.rfind("drain", 0) == 0)
+  if (what.rfind("drain", 0) == 0 || what.rfind("million", 0) == 0)
     return "drain";
   if (what.rfind("pickup", 0) == 0)
     return "latency";
@@ -244,6 +255,33 @@ private:
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
 };
 
+// The drains' runner options from the command line (none: the defaults).
+void apply_runner_options(cafmq::actors::runner_config& cfg) {
+  if (min_concurrency > 0)
+    cfg.min_concurrency = min_concurrency;
+  if (max_concurrency > 0)
+    cfg.max_concurrency = max_concurrency;
+  if (prefetch >= 0)
+    cfg.prefetch = prefetch;
+  if (takeover_ms >= 0)
+    cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
+  cfg.metrics_listen = metrics_listen;
+}
+
+// The drains' handler "noop": counts its start and succeeds (blocking
+// unless --nonblocking).
+template <class F>
+void add_counting_noop(cafmq::registry& tasks, F count_start) {
+  tasks.add({"noop",
+             [count_start](cafmq::current_task&) {
+               count_start();
+               return caf::error{};
+             },
+             {},
+             nullptr,
+             !nonblocking});
+}
+
 drain_rates drain(drain_kind kind) {
   auto url = fresh_database();
   pqxx::connection conn{url};
@@ -295,14 +333,7 @@ drain_rates drain(drain_kind kind) {
        },
        {}});
   } else {
-    tasks->add({"noop",
-                [count_start](cafmq::current_task&) {
-                  count_start();
-                  return caf::error{};
-                },
-                {},
-                nullptr,
-                !nonblocking});
+    add_counting_noop(*tasks, count_start);
   }
   cafmq::actors::runner_config cfg;
   cfg.database_url = url;
@@ -318,15 +349,7 @@ drain_rates drain(drain_kind kind) {
     cfg.publish.port = 0;
     cfg.publish.secret = "bench";
   }
-  if (min_concurrency > 0)
-    cfg.min_concurrency = min_concurrency;
-  if (max_concurrency > 0)
-    cfg.max_concurrency = max_concurrency;
-  if (prefetch >= 0)
-    cfg.prefetch = prefetch;
-  if (takeover_ms >= 0)
-    cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
-  cfg.metrics_listen = metrics_listen;
+  apply_runner_options(cfg);
   auto t0 = clock_type::now();
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   std::unique_ptr<cafmq::actors::worker_node> worker;
@@ -478,6 +501,102 @@ void bench_channels() {
          rss_peak - rss_before);
 }
 
+// -- a million tasks --------------------------------------------------------
+
+// million_tasks no-op tasks spawned with spawn_many in chunks of 10,000 (one
+// call each), then drained by a runner set up as drain(drain_kind::plain)
+// sets it up, while a sampler thread reads the process's RSS every 250 ms
+// and at 10 %, 50 % and 100 % of the handler starts. The harness keeps
+// counters only (no per-task state), so what grows is the runner.
+void bench_million() {
+  constexpr int chunk = 10000;
+  const int n = million_tasks;
+  auto url = fresh_database();
+  pqxx::connection conn{url};
+  // The spawn calls only, as bench_spawn times them (not building the tasks).
+  double spawn_secs = 0;
+  for (int first = 0; first < n; first += chunk) {
+    auto xs = noop_tasks(std::min(chunk, n - first), first);
+    auto t0 = clock_type::now();
+    check(cafmq::spawn_many(conn, xs), "spawn_many");
+    spawn_secs += seconds_since(t0);
+  }
+  report("million: spawn in chunks of 10000", "tasks/s", n / spawn_secs);
+  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
+  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.payloads");
+  struct start_clock {
+    std::atomic<int> count{0};
+    clock_type::time_point last;
+    std::mutex mtx;
+    // Signalled at the 10 %, 50 % and 100 % start (sampler and harness).
+    std::condition_variable progress;
+  };
+  auto starts = std::make_shared<start_clock>();
+  const int at10 = std::max(1, n / 10);
+  const int at50 = std::max(1, n / 2);
+  auto count_start = [starts, n, at10, at50] {
+    auto i = starts->count.fetch_add(1) + 1;
+    if (i == n)
+      starts->last = clock_type::now();
+    if (i == at10 || i == at50 || i == n) {
+      std::lock_guard<std::mutex> guard{starts->mtx};
+      starts->progress.notify_all();
+    }
+  };
+  auto tasks = std::make_shared<cafmq::registry>();
+  add_counting_noop(*tasks, count_start);
+  cafmq::actors::runner_config cfg;
+  cfg.database_url = url;
+  cfg.tasks = tasks;
+  apply_runner_options(cfg);
+  // RSS at the first sample at or past each point, and the maximum.
+  double rss10 = 0;
+  double rss50 = 0;
+  double rss100 = 0;
+  double rss_max = 0;
+  bool sampling = true; // guarded by starts->mtx
+  std::thread sampler{[&] {
+    std::unique_lock<std::mutex> guard{starts->mtx};
+    while (sampling) {
+      auto c = starts->count.load();
+      auto r = rss_mb();
+      rss_max = std::max(rss_max, r);
+      if (c >= at10 && rss10 == 0)
+        rss10 = r;
+      if (c >= at50 && rss50 == 0)
+        rss50 = r;
+      if (c >= n && rss100 == 0)
+        rss100 = r;
+      starts->progress.wait_for(guard, 250ms);
+    }
+  }};
+  auto t0 = clock_type::now();
+  auto runner = check(cafmq::actors::runner::start(cfg), "runner");
+  {
+    std::unique_lock<std::mutex> guard{starts->mtx};
+    starts->progress.wait(guard, [&] { return starts->count >= n; });
+  }
+  while (runner->stats().completed < n)
+    std::this_thread::sleep_for(2ms);
+  runner->stop(); // writes the last outcomes
+  auto secs = seconds_since(t0);
+  {
+    std::lock_guard<std::mutex> guard{starts->mtx};
+    sampling = false;
+    starts->progress.notify_all();
+  }
+  sampler.join();
+  check_table(conn, n);
+  auto started = std::chrono::duration<double>(starts->last - t0).count();
+  report("million: drain, N-th handler start", "tasks/s", n / started);
+  report("million: drain, all outcomes written", "tasks/s", n / secs);
+  report("million: RSS at 10% started", "MB", rss10);
+  report("million: RSS at 50% started", "MB", rss50);
+  report("million: RSS at 100% started", "MB", rss100);
+  report("million: RSS max", "MB", rss_max);
+  report("million: RSS growth 10%→100%", "MB", rss100 - rss10);
+}
+
 // -- latency ----------------------------------------------------------------
 
 void bench_latency() {
@@ -624,8 +743,8 @@ double raw_dequeue(bool batched) {
 } // namespace
 
 int main(int argc, char** argv) {
-  // "scale" and "channels" are not run by default (1M rows take a while),
-  // nor "drain_remote".
+  // "scale", "channels" and "million" are not run by default (1M rows take
+  // a while), nor "drain_remote".
   std::set<std::string> parts{"spawn",    "drain",   "drain_watch",
                               "drain_tx", "latency", "raw"};
   for (int i = 1; i < argc; ++i) {
@@ -650,6 +769,10 @@ int main(int argc, char** argv) {
       json_path = arg.substr(7);
     else if (arg.rfind("--rep=", 0) == 0)
       rep_number = std::stoi(arg.substr(6));
+    else if (arg.rfind("--million=", 0) == 0)
+      million_tasks = std::stoi(arg.substr(10));
+    else if (arg.rfind("--db-prefix=", 0) == 0)
+      db_prefix = arg.substr(12);
     else if (arg.rfind("--parts=", 0) == 0) {
       parts.clear();
       std::stringstream ss{arg.substr(8)};
@@ -696,6 +819,8 @@ int main(int argc, char** argv) {
     }
     if (parts.count("channels"))
       bench_channels();
+    if (parts.count("million"))
+      bench_million();
     if (parts.count("raw")) {
       report("raw SQL b2: DELETE..SKIP LOCKED, 1 txn/task, 4 clients",
              "tasks/s", raw_dequeue(false));

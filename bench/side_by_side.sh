@@ -6,25 +6,32 @@
 # the peers' tables, the cafmq table and the target ratios (bench/compare.mjs).
 #
 #   bash bench/side_by_side.sh
-#   REPS=1 N=300 T=2 WARMUP_S=2 SKIP_BUILD=1 bash bench/side_by_side.sh   # mechanics only
+#   REPS=1 N=300 T=2 WARMUP_S=2 MILLION=20000 SKIP_BUILD=1 bash bench/side_by_side.sh   # mechanics only
 #   node bench/compare.mjs .bench/results/<stamp>                          # re-print a run
 #
-# Steps: builds cafmq-bench (the same two cmake lines as bench/run.sh),
-# restarts the private cluster (scripts/pg.sh) with PostgreSQL's default
-# durability (fsync, synchronous_commit, full_page_writes on), recreates the
-# database `bench`, installs Node 22 + graphile-worker + pg-boss + pg at the
-# peers' pinned versions into .bench/ (reused when already there), warms up
-# (pgbench TPC-B WARMUP_S seconds + CHECKPOINT), runs the peers' pgref.sh
-# once, then per repetition gw.mjs, pb.mjs and cafmq-bench, then the peers'
-# low-rate latency supplement per repetition. Each process has a
-# PEER_TIMEOUT wall-clock cap; a failed step is reported and the run goes on.
+# Steps: builds cafmq-bench and the cafmq CLI (the cmake lines of
+# bench/run.sh), restarts the private cluster (scripts/pg.sh) with
+# PostgreSQL's default durability (fsync, synchronous_commit,
+# full_page_writes on), recreates the database `bench`, installs Node 22 +
+# graphile-worker + pg-boss + pg at the peers' pinned versions into .bench/
+# (reused when already there), warms up (pgbench TPC-B WARMUP_S seconds +
+# CHECKPOINT), runs the peers' pgref.sh once and bench/complete_ref.sh (the
+# same-shape pgbench reference for complete(tx), in its own database
+# cafmq_ref) once, then per repetition the peers of PEER_LIST (gw.mjs,
+# pb.mjs) and cafmq-bench, then the peers' low-rate latency supplement per
+# repetition, then cafmq-bench's million part once (MILLION tasks). Each
+# process has a PEER_TIMEOUT wall-clock cap; a failed step is reported and
+# the run goes on.
 # Results (JSON lines, logs, table.md) go to .bench/results/<UTC stamp>/.
 # The cluster stays running afterwards (as after bench/run.sh); the database
 # `bench` is dropped at the end.
 #
 # Knobs (environment): PEERS_DIR (default ../shared/bench/peers, relative to
-# the repo root), REPS (3), N (20000), T (pgbench seconds, 15), WARMUP_S (30),
-# PEER_TIMEOUT (600 s per process), SKIP_BUILD=1 (no setup.sh/cmake),
+# the repo root), REPS (5), N (20000), T (pgbench seconds, 15), WARMUP_S (30),
+# PEER_LIST (the peers run per repetition and in the latency supplement,
+# default "gw pb"; "gw" skips pg-boss, which no target uses), MILLION (tasks
+# of cafmq-bench's million part, run once at the end; default 1000000, 0
+# skips it), PEER_TIMEOUT (600 s per process), SKIP_BUILD=1 (no setup.sh/cmake),
 # CAFMQ_VIA (tcp: cafmq connects over 127.0.0.1 like the Node peers; socket:
 # over the unix socket like bench/run.sh), CAFMQ_BENCH_ARGS (extra arguments
 # for cafmq-bench, e.g. "--min=16 --max=64"), GW_VERSION, PGBOSS_VERSION,
@@ -32,9 +39,11 @@
 # peers' own knobs (LAT_SAMPLES, LAT_SPACING_MS, DRAIN_TIMEOUT_MS,
 # CAPPED_WINDOW_MS, LAT2_SPACING_MS, LAT2_SAMPLES).
 # Do not run it while tests or bench/run.sh use the private cluster: it
-# restarts the cluster, and cafmq-bench recreates its cafmq_bench_* databases.
-# Wall time at the defaults: the peers' 15-18 minutes (their README) plus
-# REPS runs of cafmq-bench.
+# restarts the cluster, cafmq-bench recreates its cafmq_bench_* databases and
+# complete_ref.sh its cafmq_ref.
+# Wall time at the defaults: the peers' 15-18 minutes (their README, at 3
+# repetitions; here 5) plus REPS runs of cafmq-bench, complete_ref.sh (its
+# setup and T seconds) and the million part.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$(pwd -P)
@@ -52,7 +61,16 @@ for f in common.mjs gw.mjs pb.mjs report.mjs pgref.sh; do
   fi
 done
 
-REPS=${REPS:-3}
+REPS=${REPS:-5}
+read -r -a PEER_LIST <<<"${PEER_LIST:-gw pb}"
+for peer in "${PEER_LIST[@]}"; do
+  case $peer in
+    gw | pb) ;;
+    *) echo "side_by_side.sh: PEER_LIST names gw and pb only, got '$peer'" >&2; exit 2 ;;
+  esac
+done
+MILLION=${MILLION:-1000000}
+[[ $MILLION =~ ^[0-9]+$ ]] || { echo "side_by_side.sh: MILLION must be a number of tasks (0: skip), got '$MILLION'" >&2; exit 2; }
 export N=${N:-20000}
 export T=${T:-15}
 WARMUP_S=${WARMUP_S:-30}
@@ -75,10 +93,10 @@ step() { echo; echo "== $* ($(( $(date +%s) - T_START )) s)"; }
 
 # -- build -------------------------------------------------------------------
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
-  step "build cafmq-bench"
+  step "build cafmq-bench and the cafmq CLI"
   bash scripts/setup.sh
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAFMQ_WERROR=ON >/dev/null
-  cmake --build build -j2 --target cafmq-bench
+  cmake --build build -j2 --target cafmq-bench cafmq-cli
 fi
 
 # -- cluster ------------------------------------------------------------------
@@ -137,7 +155,7 @@ for f in common.mjs gw.mjs pb.mjs report.mjs; do install -m 0644 "$PEERS/$f" "$C
   echo "node $("$NODE" --version)"
   (cd "$CACHE/node" && npm ls --depth=0 2>/dev/null) || true
   echo "cafmq $(git rev-parse --short HEAD)$([[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || echo ' (+ uncommitted changes)')"
-  echo "N=$N REPS=$REPS T=$T WARMUP_S=$WARMUP_S CAFMQ_VIA=$CAFMQ_VIA peers=$PEERS"
+  echo "N=$N REPS=$REPS T=$T WARMUP_S=$WARMUP_S CAFMQ_VIA=$CAFMQ_VIA PEER_LIST=${PEER_LIST[*]} MILLION=$MILLION peers=$PEERS"
 } | tee "$RES/versions.txt"
 
 # -- warm-up and PostgreSQL references -----------------------------------------
@@ -154,11 +172,16 @@ step "pgbench references (pgref.sh, T=${T}s)"
 SCR=$RES/pgbench-scripts bash "$PEERS/pgref.sh" | tee "$RES/pgbench.jsonl" \
   || fail "pgref.sh failed"
 
+step "same-shape reference for complete(tx) (complete_ref.sh, T=${T}s)"
+SCR=$RES/pgbench-scripts CAFMQ_BIN=$ROOT/build/tools/cafmq REF_DB=cafmq_ref \
+  timeout "$PEER_TIMEOUT" bash bench/complete_ref.sh | tee -a "$RES/pgbench.jsonl" \
+  || fail "complete_ref.sh failed or timed out"
+
 # -- repetitions ----------------------------------------------------------------
 CAFMQ_BENCH=$ROOT/build/bench/cafmq-bench
 read -r -a extra_args <<<"${CAFMQ_BENCH_ARGS:-}"
 for r in $(seq 1 "$REPS"); do
-  for peer in gw pb; do
+  for peer in "${PEER_LIST[@]}"; do
     step "$peer rep $r/$REPS"
     (cd "$CACHE/node" && REP=$r timeout "$PEER_TIMEOUT" "$NODE" "$peer.mjs") | tee -a "$RES/$peer.jsonl" \
       || fail "$peer rep $r failed or timed out"
@@ -175,13 +198,26 @@ done
 
 # Supplement (as the peers' run.sh): latency at a lower offered rate (10 jobs/s).
 for r in $(seq 1 "$REPS"); do
-  for peer in gw pb; do
+  for peer in "${PEER_LIST[@]}"; do
     step "$peer latency @ ${LAT2_SPACING_MS:-100} ms spacing, rep $r/$REPS"
     (cd "$CACHE/node" && REP=$r PARTS=latency LAT_SPACING_MS=${LAT2_SPACING_MS:-100} LAT_SAMPLES=${LAT2_SAMPLES:-100} \
       timeout "$PEER_TIMEOUT" "$NODE" "$peer.mjs") | tee -a "$RES/$peer.jsonl" \
       || fail "$peer latency rep $r failed or timed out"
   done
 done
+
+# A million tasks once (cafmq-bench's million part): last, so that the WAL and
+# checkpoints of its million rows land on no other measurement.
+if ((MILLION > 0)); then
+  step "cafmq million ($MILLION tasks)"
+  if [[ ! -x $CAFMQ_BENCH ]]; then
+    fail "cafmq million: $CAFMQ_BENCH not built"
+  else
+    CAFMQ_DATABASE_URL=$CAFMQ_URL timeout "$PEER_TIMEOUT" "$CAFMQ_BENCH" --reps=1 --rep=1 --n="$N" \
+      --json="$RES/cafmq.jsonl" "${extra_args[@]}" --parts=million --million="$MILLION" 2>&1 \
+      | tee -a "$RES/cafmq.log" || fail "cafmq million failed or timed out (log: $RES/cafmq.log)"
+  fi
+fi
 
 # -- report ---------------------------------------------------------------------
 step "results (median [min-max] over $REPS reps)"

@@ -1213,9 +1213,16 @@ BEGIN
 END
 $$;
 
+CREATE SEQUENCE cafmq.task_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
 CREATE TABLE cafmq.tasks (
     id uuid NOT NULL,
-    seq bigint NOT NULL,
+    seq bigint DEFAULT nextval('cafmq.task_seq'::regclass) NOT NULL,
     name text NOT NULL,
     channel_name text NOT NULL COLLATE pg_catalog."C",
     channel_args text NOT NULL COLLATE pg_catalog."C",
@@ -1393,13 +1400,6 @@ CREATE TABLE cafmq.sessions (
     suspected_at timestamp with time zone,
     registered_at timestamp with time zone DEFAULT now() NOT NULL
 );
-
-CREATE SEQUENCE cafmq.task_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
 
 CREATE TABLE cafmq.watches (
     task_id uuid NOT NULL,

@@ -3,6 +3,10 @@
 #include "cafmq/detail/spawn_access.hpp"
 
 #include <atomic>
+#include <ctime>
+#include <set>
+#include <tuple>
+#include <utility>
 
 #include <pqxx/pqxx>
 
@@ -291,6 +295,148 @@ void detail::spawn_access::write_spec(const spawn_builder& x,
   out += '}';
 }
 
+namespace {
+
+// spawn_many writes batches of at least this many tasks with COPY: below
+// it, the one statement of cafmq.spawn beats COPY's four round trips.
+constexpr std::size_t copy_threshold = 100;
+
+// Times COPY takes as text: 1970-01-01 to 9999-12-31 (UTC).
+constexpr std::int64_t max_copy_us = 253402300799999999;
+
+bool copy_time(std::int64_t us) {
+  return us >= 0 && us <= max_copy_us;
+}
+
+// `us` microseconds since the epoch as timestamptz text, in UTC.
+std::string timestamp_text(std::int64_t us) {
+  std::time_t secs = us / 1000000;
+  std::tm t{};
+  gmtime_r(&secs, &t);
+  char buf[80];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%06d+00",
+                t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min,
+                t.tm_sec, static_cast<int>(us % 1000000));
+  return buf;
+}
+
+// bytea's hex form, without its leading backslash and x.
+std::string hex(const std::string& bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 0xf];
+  }
+  return out;
+}
+
+std::string interval_text(std::chrono::microseconds x) {
+  return std::to_string(x.count()) + " microseconds";
+}
+
+// A nullable field of a COPY row: stream_to writes a null `const char*` as
+// NULL.
+const char* nullable(const std::optional<std::string>& x) {
+  return x ? x->c_str() : nullptr;
+}
+
+} // namespace
+
+bool detail::spawn_access::copyable(const std::vector<spawn_builder>& xs) {
+  if (xs.size() < copy_threshold)
+    return false;
+  for (const auto& x : xs) {
+    if (x.unique_key_)
+      return false;
+    if (x.run_at_ && !copy_time(micros_since_epoch(*x.run_at_)))
+      return false;
+    if (x.deadline_ && !copy_time(micros_since_epoch(*x.deadline_)))
+      return false;
+  }
+  return true;
+}
+
+std::vector<spawn_result>
+detail::spawn_access::copy_many(pqxx::transaction_base& tx,
+                                const std::vector<spawn_builder>& xs) {
+  // The ordering locks, and the transaction's now() for run_at (a delay
+  // counts from it, as in cafmq.spawn) and for reservations' deadlines.
+  std::set<std::pair<std::string, std::string>> ordered;
+  std::set<std::string> woken;
+  for (const auto& x : xs) {
+    if (x.opts_.ordered)
+      ordered.emplace(x.opts_.channel_name, x.opts_.channel_args);
+    if (!x.commit_interval_)
+      woken.insert(x.opts_.channel_name);
+  }
+  auto locks = nlohmann::json::array();
+  for (const auto& [name, args] : ordered)
+    locks.push_back({name, args});
+  auto now_us = tx.exec_params1(sql::spawn_copy_begin, locks.dump())[0]
+                  .as<std::int64_t>();
+  std::vector<spawn_result> result;
+  result.reserve(xs.size());
+  {
+    pqxx::stream_to rows{
+      tx, "cafmq.tasks",
+      std::vector<std::string>{
+        "id", "name", "channel_name", "channel_args", "state", "ordered",
+        "max_attempts", "run_at", "backoff", "backoff_cap", "backoff_jitter",
+        "commit_deadline", "timeout", "deadline", "priority"}};
+    for (const auto& x : xs) {
+      auto id = x.id_ ? *x.id_ : uuid::time_ordered();
+      result.push_back({id, true});
+      auto run_at = x.run_at_ ? micros_since_epoch(*x.run_at_)
+                              : now_us + (x.delay_ ? x.delay_->count() : 0);
+      std::optional<std::string> jitter;
+      if (x.opts_.jitter != retry_jitter::none)
+        jitter = to_string(x.opts_.jitter);
+      std::optional<std::string> commit_deadline;
+      if (x.commit_interval_)
+        commit_deadline = timestamp_text(now_us + x.commit_interval_->count());
+      std::optional<std::string> timeout;
+      if (x.opts_.timeout)
+        timeout = interval_text(*x.opts_.timeout);
+      std::optional<std::string> deadline;
+      if (x.deadline_)
+        deadline = timestamp_text(micros_since_epoch(*x.deadline_));
+      rows << std::make_tuple(
+        to_string(id), x.name_, x.opts_.channel_name, x.opts_.channel_args,
+        x.commit_interval_ ? "uncommitted" : "pending",
+        x.opts_.ordered ? "t" : "f", x.opts_.retries + 1,
+        timestamp_text(run_at), interval_text(x.opts_.backoff),
+        interval_text(x.opts_.backoff_cap), nullable(jitter),
+        nullable(commit_deadline), nullable(timeout), nullable(deadline),
+        x.opts_.priority);
+    }
+    rows.complete();
+  }
+  {
+    // Every task has its payload row, even an empty one: a checkpoint
+    // updates it.
+    pqxx::stream_to payloads{tx, "cafmq.payloads",
+                             std::vector<std::string>{"id", "json", "bytes"}};
+    std::optional<std::string> bytes;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const auto& x = xs[i];
+      bytes.reset();
+      if (x.bytes_)
+        bytes = "\\x" + hex(*x.bytes_);
+      payloads << std::make_tuple(to_string(result[i].id), nullable(x.json_),
+                                  nullable(bytes));
+    }
+    payloads.complete();
+  }
+  if (!woken.empty())
+    tx.exec_params(
+      sql::spawn_copy_end,
+      nlohmann::json(std::vector<std::string>(woken.begin(), woken.end()))
+        .dump());
+  return result;
+}
+
 nlohmann::json detail::spawn_access::to_spec(const spawn_builder& x) {
   std::string out;
   write_spec(x, out);
@@ -315,17 +461,22 @@ spawn_builder::spawn(pqxx::connection_base& conn) const {
 
 caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
-  std::string specs = "[";
-  for (const auto& x : xs) {
+  for (const auto& x : xs)
     if (auto err = x.validate())
       return err;
+  if (xs.empty())
+    return std::vector<spawn_result>{};
+  if (detail::spawn_access::copyable(xs))
+    return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
+      return detail::spawn_access::copy_many(tx, xs);
+    });
+  std::string specs = "[";
+  for (const auto& x : xs) {
     if (specs.size() > 1)
       specs += ',';
     detail::spawn_access::write_spec(x, specs);
   }
   specs += ']';
-  if (xs.empty())
-    return std::vector<spawn_result>{};
   return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
     auto rows = tx.exec_params(sql::spawn, specs);
     std::vector<spawn_result> result;
@@ -338,8 +489,16 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
 
 caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs) {
-  // One statement, so its own transaction: no BEGIN and COMMIT round trips.
   return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
+    if (detail::spawn_access::copyable(xs)) {
+      // Several statements: one transaction holds them.
+      pqxx::work tx{conn};
+      auto result = spawn_many(tx, xs);
+      if (result)
+        tx.commit();
+      return result;
+    }
+    // One statement, so its own transaction: no BEGIN and COMMIT round trips.
     pqxx::nontransaction tx{conn};
     return spawn_many(tx, xs);
   });

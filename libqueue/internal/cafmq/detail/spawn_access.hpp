@@ -5,6 +5,7 @@
 // internal to the library (spawn_many) and its tests.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,16 @@ struct spawn_access {
 
   /// The same element, parsed.
   static nlohmann::json to_spec(const spawn_builder& x);
+
+  /// Whether `spawn_many` may write `xs` with COPY: enough of them, none
+  /// with a unique key (COPY cannot skip a conflict) and every time in the
+  /// range this file's timestamp writer covers.
+  static bool copyable(const std::vector<spawn_builder>& xs);
+
+  /// Spawns the validated `xs` with two COPY streams (tasks, payloads)
+  /// between the ordering locks and the wake-up notification.
+  static std::vector<spawn_result>
+  copy_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs);
 };
 
 } // namespace cafmq::detail
