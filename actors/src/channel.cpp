@@ -149,7 +149,12 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
         ++counts.released;
         break;
       case task_outcome::recorded:
-        ++counts.recorded;
+        // A handler that ran completed in its own transaction; one that
+        // never ran is no longer this runner's.
+        if (x.phase == attempt::started)
+          ++counts.completed;
+        else
+          ++counts.recorded;
         break;
     }
     if (outcome.kind == task_outcome::recorded) {

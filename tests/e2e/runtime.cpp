@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "cafmq/actors/runner.hpp"
@@ -76,6 +77,29 @@ CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
                                    "state = 'pending' AND attempt = 0"),
                   6);
+}
+
+CAF_TEST(completions in the handlers transactions count as completed) {
+  // The application's connection, one handler at a time.
+  auto app = connect();
+  std::mutex app_mtx;
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"in_tx",
+              [&](current_task& task) -> caf::error {
+                std::lock_guard<std::mutex> guard{app_mtx};
+                pqxx::work tx{*app};
+                return task.complete(tx);
+              },
+              {}});
+  spawn_or_throw(*conn, std::vector<spawn_builder>(20, spawn_builder{"in_tx"}));
+  auto r = start(config(tasks));
+  wait_for([&] { return r->stats().completed == 20; });
+  CAF_CHECK_EQUAL(count("completed"), 20);
+  auto stats = r->stats();
+  CAF_CHECK_EQUAL(stats.claimed, 20);
+  CAF_CHECK_EQUAL(stats.failed, 0);
+  CAF_CHECK_EQUAL(stats.released, 0);
+  r->stop();
 }
 
 CAF_TEST(outcomes after the shutdown timeout are still written) {
