@@ -248,10 +248,13 @@ CAF_TEST(outcomes go to the completer and the dispatcher hears the counts) {
   CAF_REQUIRE_EQUAL(dispatcher_seen().done.size(), 1u);
   auto& counts = dispatcher_seen().done[0].second;
   CAF_CHECK_EQUAL(dispatcher_seen().done[0].first, key);
-  CAF_CHECK_EQUAL(counts.completed, 2);
+  // xs[3] ran and has nothing to write: it completed in its handler's
+  // transaction, so it counts as completed (a queued attempt whose lease
+  // was lost counts as recorded, see above).
+  CAF_CHECK_EQUAL(counts.completed, 3);
   CAF_CHECK_EQUAL(counts.failed, 1);
   CAF_CHECK_EQUAL(counts.released, 1);
-  CAF_CHECK_EQUAL(counts.recorded, 1);
+  CAF_CHECK_EQUAL(counts.recorded, 0);
   // A second report of the same attempts changes nothing.
   done({outcome(xs[0], task_outcome::completed)});
   CAF_CHECK_EQUAL(completer_seen().records.size(), 1u);
