@@ -18,13 +18,13 @@ using namespace cafmq;
 using namespace cafmq::test;
 using namespace std::chrono_literals;
 
-// spawn_many writes a batch of 100 or more tasks without unique keys with
+// spawn_many writes a batch of 500 or more tasks without unique keys with
 // COPY, smaller ones and ones with unique keys through cafmq.spawn. These
 // tests hold the COPY path to the function's results.
 
 namespace {
 
-constexpr int batch_size = 150;
+constexpr int batch_size = 500;
 
 // Task i of a batch: every option and payload shape in turn.
 spawn_builder varied(int i) {
@@ -166,11 +166,11 @@ CAF_TEST(a COPY batch in a transaction of the caller is all or nothing) {
   // A batch with a unique key takes the function's path and its rules.
   xs = varied_batch(batch_size);
   xs[3].unique_key("only-once");
-  xs[90] = spawn_builder{"x"}.unique_key("only-once");
+  xs[490] = spawn_builder{"x"}.unique_key("only-once");
   auto keyed = spawn_or_throw(*conn, xs);
   CAF_CHECK(keyed[3].created);
-  CAF_CHECK(!keyed[90].created);
-  CAF_CHECK(keyed[90].id == keyed[3].id);
+  CAF_CHECK(!keyed[490].created);
+  CAF_CHECK(keyed[490].id == keyed[3].id);
   CAF_CHECK_EQUAL(count_tasks(*conn), batch_size);
 }
 
