@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Install the Debian packages this project needs (idempotent; fast when everything is present).
+# Install the Debian packages this project needs (idempotent; fast when
+# everything is present).
+#   setup.sh build   what building the libraries and examples, and the
+#                    private PostgreSQL, need (the quickstart, example.sh)
+#   setup.sh [all]   that and what the test suites use besides (test.sh)
 set -euo pipefail
 
-PACKAGES=(build-essential cmake pkg-config libcaf-dev libpqxx-dev nlohmann-json3-dev
-          postgresql-15 postgresql-client-15 clang-format
-          libssl-dev openssl pgbouncer postgresql-15-auto-failover doxygen
-          libcli11-dev prometheus-cpp-dev libcpp-httplib-dev
-          prometheus chromium chromium-driver python3 curl)
+BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config libcaf-dev libpqxx-dev
+                nlohmann-json3-dev libssl-dev openssl libcli11-dev prometheus-cpp-dev
+                libcpp-httplib-dev postgresql-15 postgresql-client-15)
+TEST_PACKAGES=(clang-format pgbouncer postgresql-15-auto-failover doxygen prometheus
+               chromium chromium-driver python3 curl)
+
+case ${1:-all} in
+  build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+  all) PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: setup.sh [build|all]" >&2; exit 2 ;;
+esac
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -1,44 +1,66 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Project test command: install deps, build with -Werror (and the API docs with
-# Doxygen, warnings as errors), start the private PostgreSQL, run ctest (extra
-# args go to ctest).
+# Project test command: install what the suites need, build build/ (the `dev`
+# preset, as the quickstart does, plus the API docs with Doxygen, warnings as
+# errors), run the unit and actor suites under AddressSanitizer + UBSan and
+# the thread suites under ThreadSanitizer, start the private PostgreSQL and
+# run every suite of build/ (extra args go to that last ctest, e.g. -L db,
+# -R ordered). Prints each stage's wall time at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/setup.sh
-# The actor and thread suites are built and run by the sanitizer stages
-# below, not twice: build/ holds the unit, db, e2e and example suites.
-# Line tables only (-g1): file:line in backtraces, a third less compile time
-# than full debug info.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAFMQ_WERROR=ON \
-  -DCAFMQ_BUILD_ACTOR_TESTS=OFF -DCAFMQ_BUILD_DOCS=ON \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
-cmake --build build -j2
+stages=()
+started=$SECONDS
+stage() {
+  local name=$1 t0=$SECONDS
+  shift
+  echo "test.sh: == $name"
+  "$@"
+  stages+=("$(printf '%-10s %4d s' "$name" $((SECONDS - t0)))")
+}
+report() {
+  local rc=$?
+  echo "test.sh: stage wall times:"
+  for s in "${stages[@]}"; do echo "test.sh:   $s"; done
+  echo "test.sh:   total      $((SECONDS - started)) s (exit $rc)"
+}
+trap report EXIT
 
-# AddressSanitizer over the suites that need no database (unit and
-# deterministic actor tests), UndefinedBehaviorSanitizer in the libraries
-# they test; any report fails the run.
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCAFMQ_SANITIZE=ON \
-  -DCAFMQ_WERROR=ON -DCAFMQ_BUILD_EXAMPLES=OFF
-cmake --build build-asan -j2 --target cafmq-unit-tests cafmq-actor-tests \
-  cafmq-thread-tests
-UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
-  ctest --test-dir build-asan -L unit --output-on-failure
+build_dev() {
+  cmake --preset dev -DCAFMQ_BUILD_DOCS=ON >/dev/null
+  cmake --build build -j2
+}
 
-# The suites that run real threads under ThreadSanitizer (it cannot share a
-# build with ASan; the other unit and actor suites are single-threaded); any
-# report fails the run. tests/tsan.supp lists only races inside CAF.
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCAFMQ_TSAN=ON \
-  -DCAFMQ_WERROR=ON -DCAFMQ_BUILD_EXAMPLES=OFF
-cmake --build build-tsan -j2 --target cafmq-thread-tests
-TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1" \
-  ctest --test-dir build-tsan -L threads --output-on-failure
+# Unit and deterministic actor suites under ASan everywhere and UBSan in the
+# libraries; any report fails the run.
+asan() {
+  cmake --preset asan >/dev/null
+  cmake --build build-asan -j2 --target cafmq-unit-tests cafmq-actor-tests \
+    cafmq-thread-tests
+  UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
+    ctest --test-dir build-asan -L unit --output-on-failure
+}
 
-if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
-  CAFMQ_PG_FAST=1 bash scripts/pg.sh start
-fi
-CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url)
-export CAFMQ_DATABASE_URL
+# The suites that run real threads (the deterministic actor suites run on
+# one thread); tests/tsan.supp lists only races inside CAF.
+tsan() {
+  cmake --preset tsan >/dev/null
+  cmake --build build-tsan -j2 --target cafmq-thread-tests
+  TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1" \
+    ctest --test-dir build-tsan -L threads --output-on-failure
+}
 
-exec ctest --test-dir build -j2 --output-on-failure "$@"
+suites() {
+  if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
+    CAFMQ_PG_FAST=1 bash scripts/pg.sh start
+  fi
+  CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url)
+  export CAFMQ_DATABASE_URL
+  ctest --test-dir build -j2 --output-on-failure "$@"
+}
+
+stage setup bash scripts/setup.sh all
+stage build build_dev
+stage asan asan
+stage tsan tsan
+stage suites suites "$@"
