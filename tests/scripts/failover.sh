@@ -8,9 +8,9 @@
 # completing transaction) holds every task exactly once. Prints the longest
 # gap between two completions around the failover: the work outage.
 #
-#   failover.sh RUNNER CLI    (cafmq-e2e-runner, cafmq)
+#   failover.sh E2E CLI    (cafmq-e2e, cafmq)
 set -euo pipefail
-runner=$1 cli=$2
+e2e=$1 cli=$2
 source "$(dirname "${BASH_SOURCE[0]}")/load.sh"
 command -v pg_autoctl >/dev/null \
   || { echo "FAIL: pg_autoctl is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
@@ -101,7 +101,7 @@ spawn_load "$n" 5
 before=$(sql "SELECT inet_server_port()")
 
 for node in one two; do
-  "$runner" "$url" "$node" 2 4 5000 >"$DIR/runner-$node.log" 2>&1 &
+  "$e2e" runner "$url" "$node" 2 4 5000 >"$DIR/runner-$node.log" 2>&1 &
   pids+=($!)
 done
 wait_for_runs 200

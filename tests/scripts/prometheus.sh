@@ -6,9 +6,9 @@
 # and exactly one of the two exports the queue-level gauges (one exporter
 # per cluster). On a throw-away cluster (a copy of scripts/pg.sh).
 #
-#   prometheus.sh RUNNER CLI    (cafmq-e2e-runner, cafmq)
+#   prometheus.sh E2E CLI    (cafmq-e2e, cafmq)
 set -euo pipefail
-runner=$1 cli=$2
+e2e=$1 cli=$2
 source "$(dirname "${BASH_SOURCE[0]}")/throwaway.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/load.sh"
 command -v prometheus >/dev/null || { echo "FAIL: prometheus is not installed (apt-get install prometheus)" >&2; exit 1; }
@@ -41,7 +41,7 @@ CAFMQ_DATABASE_URL=$url "$cli" migrate >/dev/null
 
 # The endpoints take any free port and log it.
 address_in() { sed -n 's/.*msg="serving metrics" address=\([^ ]*\).*/\1/p' "$1" | head -n 1; }
-CAFMQ_E2E_SIGNALS=1 CAFMQ_E2E_METRICS=:0 CAFMQ_E2E_METRICS_QUEUE_MS=500 "$runner" "$url" prom 4 8 >"$tmp/runner.log" 2>&1 &
+CAFMQ_E2E_SIGNALS=1 CAFMQ_E2E_METRICS=:0 CAFMQ_E2E_METRICS_QUEUE_MS=500 "$e2e" runner "$url" prom 4 8 >"$tmp/runner.log" 2>&1 &
 runner_pid=$!
 wait_until 20 "the runner serves no metrics" grep -q 'msg="serving metrics"' "$tmp/runner.log"
 runner_at=$(address_in "$tmp/runner.log")

@@ -4,9 +4,9 @@
 # a backoff and logging each try, and runs the tasks once the database is up.
 # On a throw-away cluster (a copy of scripts/pg.sh in a temporary directory).
 #
-#   start_without_database.sh RUNNER CLI    (cafmq-e2e-runner, cafmq)
+#   start_without_database.sh E2E CLI    (cafmq-e2e, cafmq)
 set -euo pipefail
-runner=$1 cli=$2
+e2e=$1 cli=$2
 source "$(dirname "${BASH_SOURCE[0]}")/throwaway.sh"
 pid=
 on_exit+=('[[ -n $pid ]] && kill -9 "$pid" 2>/dev/null')
@@ -32,7 +32,7 @@ sql "SELECT count(*) FROM cafmq.spawn((SELECT json_agg(json_build_object(
 pg stop
 
 # The runner starts without its database and keeps trying.
-"$runner" "$url" waiting 2 4 >"$tmp/runner.log" 2>&1 &
+"$e2e" runner "$url" waiting 2 4 >"$tmp/runner.log" 2>&1 &
 pid=$!
 for _ in $(seq 200); do
   [[ $(grep -c "database not reachable at start, trying again" "$tmp/runner.log") -ge 3 ]] && break

@@ -26,7 +26,7 @@ inline claim_request request(std::vector<std::string> names, int limit = 32,
   return req;
 }
 
-/// The ledgers of cafmq-e2e-runner (tests/support/e2e_runner.cpp): e2e_runs,
+/// The ledgers of `cafmq-e2e runner` (tests/support/e2e/runner.cpp): e2e_runs,
 /// written by each completing transaction, and e2e_starts, by each start.
 inline void create_e2e_ledgers(pqxx::connection_base& conn) {
   pqxx::nontransaction{conn}.exec0(

@@ -22,11 +22,17 @@ struct runner_fixture : db_fixture {
                             + state + "'");
   }
 
-  // Waits (no deadline but the test watchdog) until `pred` holds.
+  // Waits until `pred` holds; fails the test once `limit` passed without.
   template <class Pred>
-  void wait_for(Pred pred) {
-    while (!pred())
+  void wait_for(Pred pred,
+                std::chrono::seconds limit = std::chrono::seconds{120}) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() > until)
+        CAF_FAIL("the awaited condition did not hold within " << limit.count()
+                                                              << " s");
       std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
   }
 
   actors::runner_config config(std::shared_ptr<registry> tasks) {

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `cafmq-e2e runner-node`: a runner node for the remote worker e2e tests:
+// it owns the database, runs no handler (it declares the workers' tasks as
+// remote_tasks) and publishes its control interface on a free port of
+// 127.0.0.1 with SECRET; writes the port to DIR/port and runs until
+// DIR/stop exists, then stops gracefully and prints its counters.
+//
+//   cafmq-e2e runner-node URL NODE SECRET DIR LEASE_MS
+
+#include <iostream>
+
+#include "cafmq/actors/runner.hpp"
+#include "cafmq/current_task.hpp"
+#include "cafmq/error.hpp"
+
+#include "common.hpp"
+
+namespace cafmq::e2e {
+
+int run_runner_node(const arguments& args) {
+  auto& dir = args[3];
+  // The workers' tasks: known here (for their defaults), run there.
+  auto elsewhere = [](current_task&) -> caf::error {
+    return make_error(errc::handler_failed, "runs on worker nodes only");
+  };
+  auto remote = std::make_shared<registry>();
+  remote->add({"remote_record", elsewhere, {}});
+  remote->add({"remote_wait_cancel", elsewhere, {}});
+  actors::runner_config cfg;
+  cfg.database_url = args[0];
+  cfg.node = args[1];
+  cfg.remote_tasks = remote;
+  cfg.lease = std::chrono::milliseconds{std::stoi(args[4])};
+  cfg.keep_alive_interval = cfg.lease / 3;
+  cfg.publish.port = 0;
+  cfg.publish.secret = args[2];
+  auto runner = actors::runner::start(cfg);
+  if (!runner)
+    return fail(cfg.node, runner.error());
+  publish(dir + "/port", std::to_string(*(*runner)->node_port()));
+  wait_for_file(dir + "/stop");
+  auto stats = (*runner)->stats();
+  (*runner)->stop();
+  std::cout << cfg.node << ": claimed " << stats.claimed << " in "
+            << stats.claims << " claims, completed " << stats.completed
+            << ", failed " << stats.failed << "\n";
+  return 0;
+}
+
+} // namespace cafmq::e2e

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `cafmq-e2e worker`: a worker node process for the e2e tests: no database
+// access; it joins the runner node at HOST:PORT and runs "remote_record",
+// which appends "id attempt node" to DIR/NODE.ledger before it returns (one
+// write with O_APPEND: whole lines, kept by the kernel if the process is
+// killed), and "remote_wait_cancel", which writes DIR/ID.started, works
+// until it is cancelled and then writes the CLOCK_REALTIME time (ns) at
+// which it saw the cancel to DIR/ID.cancelled. Writes its pid to
+// DIR/NODE.pid. Exits 0 when the runner lets it go, 1 when the runner is
+// lost or refuses it.
+//
+//   cafmq-e2e worker HOST PORT SECRET NODE CAPACITY DIR
+
+#include <ctime>
+#include <iostream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "cafmq/actors/worker.hpp"
+#include "cafmq/current_task.hpp"
+#include "cafmq/error.hpp"
+
+#include "common.hpp"
+#include "tasks.hpp"
+
+namespace cafmq::e2e {
+
+namespace {
+
+std::string dir;
+std::string node;
+
+caf::error remote_record(current_task& task) {
+  static ledger book{dir + "/" + node + ".ledger"};
+  // Long enough that a killed worker dies with attempts in hand.
+  std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  return book.add(task, node);
+}
+
+caf::error remote_wait_cancel(current_task& task) {
+  auto id = to_string(task.id());
+  publish(dir + "/" + id + ".started", "1");
+  until_cancelled(task, std::chrono::microseconds{200});
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  publish(dir + "/" + id + ".cancelled",
+          std::to_string(ts.tv_sec * 1'000'000'000LL + ts.tv_nsec));
+  return stopped(task);
+}
+
+} // namespace
+
+int run_worker(const arguments& args) {
+  node = args[3];
+  dir = args[5];
+  publish(dir + "/" + node + ".pid", std::to_string(getpid()));
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"remote_record", remote_record, {}});
+  tasks->add({"remote_wait_cancel", remote_wait_cancel, {}});
+  actors::worker_config cfg;
+  cfg.node = node;
+  cfg.tasks = tasks;
+  cfg.capacity = std::stoi(args[4]);
+  actors::node_endpoint where;
+  where.host = args[0];
+  where.port = static_cast<std::uint16_t>(std::stoi(args[1]));
+  where.secret = args[2];
+  auto worker = actors::worker_node::start(cfg, where);
+  if (!worker)
+    return fail(node, worker.error());
+  if (auto err = (*worker)->wait()) {
+    std::cerr << node << ": worker ended: " << render(err) << '\n';
+    return 1;
+  }
+  std::cout << node << ": let go by its runner\n";
+  return 0;
+}
+
+} // namespace cafmq::e2e
