@@ -16,7 +16,7 @@
 #include "support/process.hpp"
 #include "support/queue_helpers.hpp"
 
-// A runner node in another process (tests/support/e2e_node.cpp) and the
+// A runner node in another process (tests/support/e2e/node.cpp) and the
 // test process as its client, over the io middleman (and TLS).
 
 using namespace cafmq;

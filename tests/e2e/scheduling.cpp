@@ -23,8 +23,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A runner process (tests/support/e2e_runner.cpp) with `env` in front; it
-// exits once no live task is left, unless `env` says otherwise.
+// A runner process (`cafmq-e2e runner`, tests/support/e2e/runner.cpp) with
+// `env` in front; it exits once no live task is left, unless `env` says
+// otherwise.
 FILE* start_runner(const std::string& url, const std::string& node,
                    const std::string& args = "4 8",
                    const std::string& env = "") {
@@ -62,18 +63,24 @@ CAF_TEST(a global concurrency limit holds across three runner processes) {
   CAF_REQUIRE(!err);
   // Each runner runs one task at a time and claims none ahead: the three
   // could run three limited tasks at once without the limit, and two at
-  // once are two runners holding a slot each. (A runner with room for both
-  // slots claims them again as soon as its tasks end, before the others
-  // look again: one runner tends to keep the channel.) The unlimited
-  // channel shows that the others flow meanwhile.
+  // once are two runners holding a slot each. Each limited task waits in
+  // its handler until two limited tasks started and an unlimited one
+  // ended, then works 40 ms: the limit is reached on two runners, and the
+  // third runner, which the limit keeps off the channel, runs the
+  // unlimited ones meanwhile (were it held back too, the gates would wait
+  // a minute in vain and the checks below fail).
   constexpr int limited = 60;
   constexpr int unlimited = 200;
   std::vector<spawn_builder> xs;
   for (int i = 0; i < limited; ++i)
-    xs.push_back(spawn_builder{"hold"}
+    xs.push_back(spawn_builder{"gate"}
                    .channel_name("lim")
                    .channel_args(std::to_string(i % 5))
-                   .raw_json("40"));
+                   .json(nlohmann::json{
+                     {"until", "(SELECT count(*) FROM e2e_starts) >= 2 AND "
+                               "EXISTS (SELECT FROM e2e_runs WHERE channel "
+                               "LIKE 'free/%')"},
+                     {"ms", 40}}));
   for (int i = 0; i < unlimited; ++i)
     xs.push_back(spawn_builder{"record"}
                    .channel_name("free")
@@ -115,9 +122,7 @@ CAF_TEST(a global concurrency limit holds across three runner processes) {
   CAF_MESSAGE("the limited tasks ran on " << lim_nodes << " nodes");
   CAF_CHECK_GREATER(lim_nodes, 1);
   // The unlimited channel did not wait for the limited one: some of it
-  // was done while limited tasks still waited for a slot. (How much depends
-  // on the machine's load: the runners prefer the limited channel while it
-  // has a free slot.)
+  // was done while limited tasks still waited for a slot.
   auto free_meanwhile = query_value<int>(
     "SELECT count(*) FROM e2e_runs WHERE channel LIKE 'free/%' AND finished "
     "< (SELECT max(at) FROM e2e_starts)");

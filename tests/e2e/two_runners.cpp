@@ -23,13 +23,22 @@ FILE* start_runner(const std::string& url, const std::string& node) {
 CAF_TEST_FIXTURE_SCOPE(two_runner_tests, db_fixture)
 
 CAF_TEST(two runner processes run every task exactly once and in order) {
-  pqxx::nontransaction{*conn}.exec0(
-    "CREATE TABLE e2e_runs (id uuid, attempt int, node text, channel text, "
-    "payload int, started timestamptz, finished timestamptz)");
+  create_e2e_ledgers(*conn);
   constexpr int unordered = 10000;
   constexpr int ordered_channels = 4;
   constexpr int ordered_per_channel = 250;
   std::vector<spawn_builder> xs;
+  // First, more gates than one runner has slots: each waits until both
+  // runners ran something, so whichever starts first cannot drain the
+  // queue before the other one is up, however loaded the machine.
+  constexpr int gates = 24;
+  for (int i = 0; i < gates; ++i)
+    xs.push_back(spawn_builder{"gate"}.channel_name("g").json(
+      nlohmann::json{{"until", "(SELECT count(DISTINCT node) FROM (SELECT "
+                               "node FROM e2e_starts UNION SELECT node FROM "
+                               "e2e_runs) x) = 2"}}));
+  spawn_or_throw(*conn, xs);
+  xs.clear();
   for (int i = 0; i < unordered; ++i)
     xs.push_back(spawn_builder{"record"}
                    .channel_name("u")
@@ -53,7 +62,8 @@ CAF_TEST(two runner processes run every task exactly once and in order) {
   CAF_CHECK_EQUAL(finish_process(a, out_a), 0);
   CAF_CHECK_EQUAL(finish_process(b, out_b), 0);
   CAF_MESSAGE(out_a << out_b);
-  constexpr int total = unordered + ordered_channels * ordered_per_channel;
+  constexpr int total
+    = gates + unordered + ordered_channels * ordered_per_channel;
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_runs"), total);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(DISTINCT id) FROM e2e_runs"),
                   total);

@@ -26,7 +26,7 @@ FILE* start_runner(const std::string& url, const std::string& node,
 CAF_TEST_FIXTURE_SCOPE(takeover_tests, db_fixture)
 
 CAF_TEST(
-  the tasks of a runner killed mid attempt run again within two seconds) {
+  the tasks of a runner killed mid attempt run again before its leases end) {
   create_e2e_ledgers(*conn);
   // Two attempts each; the first works for a minute: the victim is killed
   // in the middle of it, with the default lease of 30 s.
@@ -53,8 +53,21 @@ CAF_TEST(
   CAF_REQUIRE_EQUAL(query_value<int>("SELECT count(*) FROM e2e_starts"), 4);
   auto heir = start_runner(url, "heir", dir.path("heir.pid"));
   guard.pids.push_back(std::stoi(dir.wait_for("heir.pid")));
-  // Long enough for both to record their sessions and the starts.
-  std::this_thread::sleep_for(std::chrono::milliseconds{500});
+  // Both sessions recorded, and the victim's four starts in its session:
+  // the heir tells the started attempts from the claimed-ahead ones by it.
+  auto recorded = [&] {
+    return query_value<int>(
+             "SELECT count(*) FROM cafmq.sessions WHERE node = 'heir' OR "
+             "(node = 'victim' AND cardinality(started) = 4)")
+           == 2;
+  };
+  for (int i = 0; i < 6000 && !recorded(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  CAF_REQUIRE(recorded());
+  // The earliest lease of the victim's tasks: without the takeover, nothing
+  // would run again before it.
+  auto first_lease = query_value<std::string>(
+    "SELECT min(run_at)::text FROM cafmq.tasks WHERE node = 'victim'");
   CAF_REQUIRE_EQUAL(kill(pid, SIGKILL), 0);
   auto killed_at = query_value<std::string>("SELECT clock_timestamp()::text");
   std::string output;
@@ -62,12 +75,16 @@ CAF_TEST(
   CAF_CHECK(wait_until_drained(std::chrono::seconds{60}));
   CAF_CHECK_EQUAL(finish_process(heir, output), 0);
   CAF_MESSAGE(output);
-  // Every task ran again, in the heir, within 2 s of the kill.
+  // Every task ran again in the heir, taken over from the dead session
+  // before any of the victim's leases ran out (30 s). How soon after the
+  // kill is the benchmarks' business; it is reported here for the record.
   auto slowest = query_value<double>(
     "SELECT extract(epoch FROM max(at) - '" + killed_at
     + "'::timestamptz) FROM e2e_starts WHERE node = 'heir'");
   CAF_MESSAGE("the last task started again " << slowest << " s after the kill");
-  CAF_CHECK_LESS(slowest, 2.0);
+  CAF_CHECK(query_value<bool>("SELECT max(at) < '" + first_lease
+                              + "'::timestamptz FROM e2e_starts WHERE node = "
+                                "'heir'"));
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_starts WHERE node "
                                    "= 'heir'"),
                   n);

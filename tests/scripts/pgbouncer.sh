@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A runner behind PgBouncer in transaction mode, where LISTEN holds no server
 # connection and notifications are dropped. With listen-url pointing at
-# PostgreSQL directly, pickup stays fast (p50 within 50 ms); without it the
-# runner logs one clear warning and claims every fallback-poll-interval.
+# PostgreSQL directly, notifications wake the runner (it polls only hourly,
+# and every pickup waits for a task at most 30 s); without it the runner
+# logs one clear warning and claims every fallback-poll-interval. The
+# pickup times are printed, not judged: speed is the benchmarks' business.
 # On a throw-away cluster (a copy of scripts/pg.sh in a temporary directory)
 # with a private PgBouncer on a port below the ephemeral range.
 #
-#   pgbouncer.sh PICKUP    (cafmq-e2e-pickup)
+#   pgbouncer.sh E2E    (cafmq-e2e)
 set -euo pipefail
-pickup=$1
+e2e=$1
 pgb=$(PATH=$PATH:/usr/sbin command -v pgbouncer) \
   || { echo "FAIL: pgbouncer is not installed (scripts/setup.sh installs it)" >&2; exit 1; }
 source "$(dirname "${BASH_SOURCE[0]}")/throwaway.sh"
@@ -60,20 +62,16 @@ pooled="postgresql://postgres@127.0.0.1:$bport/cafmq"
 psql "$pooled" -qtAc 'SHOW pool_mode' >/dev/null 2>&1 || true
 
 # Work through the pooler, LISTEN directly: fast pickup, no warning.
-"$pickup" "$direct" "$pooled" 20 "$direct" >"$tmp/with.log" 2>&1 \
+"$e2e" pickup "$direct" "$pooled" 20 "$direct" >"$tmp/with.log" 2>&1 \
   || { cat "$tmp/with.log" >&2; fail "the runner with listen-url failed"; }
 grep -q "notifications do not reach" "$tmp/with.log" \
   && { cat "$tmp/with.log" >&2; fail "warning logged although listen-url is direct"; }
 with=$(grep '^pickup' "$tmp/with.log")
-p50=$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$with")
-awk -v x="$p50" 'BEGIN { exit !(x < 50) }' || fail "pickup p50 $p50 ms with listen-url (want < 50 ms)"
 
 # Everything through the pooler: the probe fails, one warning, polling.
-"$pickup" "$direct" "$pooled" 20 >"$tmp/without.log" 2>&1 \
+"$e2e" pickup "$direct" "$pooled" 20 >"$tmp/without.log" 2>&1 \
   || { cat "$tmp/without.log" >&2; fail "the runner without listen-url failed"; }
 [[ $(grep -c "notifications do not reach" "$tmp/without.log") == 1 ]] \
   || { cat "$tmp/without.log" >&2; fail "not exactly one warning without listen-url"; }
 without=$(grep '^pickup' "$tmp/without.log")
-p50=$(sed -n 's/.*p50_ms=\([0-9.]*\).*/\1/p' <<<"$without")
-awk -v x="$p50" 'BEGIN { exit !(x < 500) }' || fail "pickup p50 $p50 ms polling (want < 500 ms)"
 echo "pgbouncer (transaction mode): with listen-url $with; without $without"
