@@ -112,12 +112,18 @@ public:
   /// Completes this attempt inside `tx` and commits `tx`: the task is done
   /// exactly when the caller's other writes commit. When the attempt is no
   /// longer current, returns `errc::stale_attempt` and does not commit.
+  /// Either way `tx` has ended when this returns: on an error it is rolled
+  /// back (with the caller's other writes), so nothing in it can commit
+  /// without the completion, and its destructor does not touch the
+  /// connection again. A handler may therefore drop a broken connection
+  /// right after an error, even with `tx` still in scope.
   caf::error complete(pqxx::transaction_base& tx);
 
   /// Saves `cp` for the next attempt.
   caf::error checkpoint(const cafmq::checkpoint& cp);
 
   /// Saves `cp` inside `tx` and commits `tx`; not committed when stale.
+  /// Like `complete(tx)`, it ends `tx` whatever it returns.
   caf::error checkpoint(pqxx::transaction_base& tx,
                         const cafmq::checkpoint& cp);
 

@@ -37,6 +37,22 @@ current_task::current_task(claimed_task data,
 
 namespace {
 
+// complete(tx) and checkpoint(tx) end the caller's transaction whatever
+// they return: a failure rolls it back here, inside the call, so that the
+// caller's pqxx::work is closed and its destructor never uses the
+// connection again (a handler may drop a broken connection at once, and
+// none of its other writes can commit without the completion).
+caf::error end_transaction(pqxx::transaction_base& tx, caf::error err) {
+  if (err) {
+    try {
+      tx.abort();
+    } catch (const std::exception&) {
+      // The connection is gone: the server rolled the transaction back.
+    }
+  }
+  return err;
+}
+
 // True when a string (or key) in `x` holds a NUL character.
 bool holds_nul(const nlohmann::json& x) {
   if (x.is_string())
@@ -82,7 +98,7 @@ caf::error current_task::complete() {
 
 caf::error current_task::complete(pqxx::transaction_base& tx) {
   if (auto err = backend_->may_write_in_transaction(ref()))
-    return err;
+    return end_transaction(tx, std::move(err));
   auto err = guarded([&]() -> caf::error {
     if (detail::complete(tx, {ref()}, {result_}).empty())
       return stale_attempt_error(ref());
@@ -93,7 +109,7 @@ caf::error current_task::complete(pqxx::transaction_base& tx) {
     completed_ = true;
     backend_->completed_in_transaction(ref());
   }
-  return err;
+  return end_transaction(tx, std::move(err));
 }
 
 caf::error current_task::checkpoint(const cafmq::checkpoint& cp) {
@@ -103,13 +119,13 @@ caf::error current_task::checkpoint(const cafmq::checkpoint& cp) {
 caf::error current_task::checkpoint(pqxx::transaction_base& tx,
                                     const cafmq::checkpoint& cp) {
   if (auto err = backend_->may_write_in_transaction(ref()))
-    return err;
-  return guarded([&]() -> caf::error {
-    if (!detail::checkpoint(tx, ref(), cp))
-      return stale_attempt_error(ref());
-    tx.commit();
-    return caf::none;
-  });
+    return end_transaction(tx, std::move(err));
+  return end_transaction(tx, guarded([&]() -> caf::error {
+                           if (!detail::checkpoint(tx, ref(), cp))
+                             return stale_attempt_error(ref());
+                           tx.commit();
+                           return caf::none;
+                         }));
 }
 
 caf::error current_task::keep_alive(std::chrono::microseconds lease) {

@@ -164,7 +164,15 @@ CAF_TEST(stale attempts change nothing) {
     tx.exec0("CREATE TABLE side_effect (x int)");
     tx.exec0("INSERT INTO side_effect VALUES (1)");
     CAF_CHECK_EQUAL(code_of(old_task.complete(tx)), errc::stale_attempt);
-    // Not committed: the caller's side effects roll back with it.
+    // Not committed: the caller's side effects roll back with it, and the
+    // call ended tx, so they cannot commit without the completion.
+    auto refused = false;
+    try {
+      tx.commit();
+    } catch (const pqxx::usage_error&) {
+      refused = true;
+    }
+    CAF_CHECK(refused);
   }
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM pg_tables WHERE "
                                    "tablename = 'side_effect'"),

@@ -1,26 +1,31 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the script tests that drain under a fault: spawn `n` tasks for
-# cafmq-e2e-runner's "record" handler, start runners, wait for them, check
+# `cafmq-e2e runner`'s "record" handler, start runners, wait for them, check
 # the ledger. Needs `sql` (psql on the test database), `fail`, and `pids`.
 
-# e2e_runs, written by each completing transaction, and `n` tasks "record"
-# over `channels` channels, 25 attempts each with a short backoff.
+# e2e_runs, written by each completing transaction (and e2e_starts, which
+# "hold" writes), and `n` tasks over `channels` channels, 25 attempts each
+# with a short backoff: "record" with payload i, or with `hold_ms` "hold",
+# which works that long in its first attempt before it records.
 spawn_load() {
-  local n=$1 channels=$2
+  local n=$1 channels=$2 hold_ms=${3:-} name=record json=i::text
+  [[ -n $hold_ms ]] && { name=hold; json="'$hold_ms'"; }
   sql "CREATE TABLE e2e_runs (id uuid, attempt int, node text, channel text,
-       payload int, started timestamptz, finished timestamptz)"
+       payload int, started timestamptz, finished timestamptz);
+       CREATE TABLE e2e_starts (id uuid, attempt int, node text, at timestamptz)"
   sql "SELECT count(*) FROM cafmq.spawn((SELECT json_agg(json_build_object(
-         'id', gen_random_uuid(), 'name', 'record',
+         'id', gen_random_uuid(), 'name', '$name',
          'channel_name', 'c' || (i % $channels), 'channel_args', '',
          'ordered', false, 'max_attempts', 25, 'backoff_us', 100000,
-         'backoff_cap_us', 1000000, 'json', i::text))
+         'backoff_cap_us', 1000000, 'json', $json))
          FROM generate_series(1, $n) i))" >/dev/null
 }
 
-# Waits until e2e_runs holds `at_least` rows (10 s at most).
+# Waits until e2e_runs holds `at_least` rows (`seconds`, 10 by default, at
+# most).
 wait_for_runs() {
-  local at_least=$1
-  for _ in $(seq 500); do
+  local at_least=$1 seconds=${2:-10}
+  for _ in $(seq $((seconds * 50))); do
     [[ $(sql "SELECT count(*) FROM e2e_runs") -ge $at_least ]] && return
     sleep 0.02
   done
