@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A complete program on cafmq: it defines a task, starts a runner, spawns
-// the task and waits until it has run. README "Use it in your project"
-// shows this file; tests/scripts/consumer.sh builds it against an installed
-// tree, the Debian package and add_subdirectory.
+// the task and waits until it has run. docs/install.md shows this file;
+// tests/scripts/consumer.sh builds it against an installed tree, the
+// Debian package and add_subdirectory.
 
 #include <chrono>
 #include <cstdlib>

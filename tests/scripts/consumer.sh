@@ -62,13 +62,13 @@ check_tool() {
   step "$1 --version: $out"
 }
 
-# README's "Use it in your project" shows tests/consumer/main.cpp: the
-# program it shows is the one built here.
-readme_program=$(awk '/^<!-- tests\/consumer\/main.cpp -->$/ {on=1; next}
+# docs/install.md ("A complete program") shows tests/consumer/main.cpp:
+# the program it shows is the one built here.
+docs_program=$(awk '/^<!-- tests\/consumer\/main.cpp -->$/ {on=1; next}
   on && /^```cpp$/ {inside=1; next} inside && /^```$/ {exit} inside' \
-  "$ROOT/README.md")
-[[ $readme_program == "$(tail -n +2 "$ROOT/tests/consumer/main.cpp")" ]] \
-  || die "README.md's program differs from tests/consumer/main.cpp"
+  "$ROOT/docs/install.md")
+[[ $docs_program == "$(tail -n +2 "$ROOT/tests/consumer/main.cpp")" ]] \
+  || die "docs/install.md's program differs from tests/consumer/main.cpp"
 
 for mode in "${MODES[@]}"; do
   case $mode in

@@ -189,9 +189,9 @@ CAF_TEST(an option with a value it cannot take is a clear error) {
                       std::string::npos);
 }
 
-CAF_TEST(the README lists every option with its default) {
+CAF_TEST(docs / configuration.md lists every option with its default) {
   config cfg;
-  std::ifstream in{CAFMQ_SOURCE_DIR "/README.md"};
+  std::ifstream in{CAFMQ_SOURCE_DIR "/docs/configuration.md"};
   std::stringstream buf;
   buf << in.rdbuf();
   auto readme = buf.str();
@@ -207,7 +207,7 @@ CAF_TEST(the README lists every option with its default) {
     auto row
       = "| `" + m[1].str() + "` | " + m[2].str() + " | `" + m[3].str() + "` |";
     if (readme.find(row) == std::string::npos)
-      CAF_FAIL("README.md lacks the row " << row);
+      CAF_FAIL("docs/configuration.md lacks the row " << row);
   }
   CAF_CHECK_GREATER(rows, 40);
 }
