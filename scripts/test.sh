@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Project test command: install what the suites need, build build/ (the `dev`
 # preset, as the quickstart does, plus the API docs with Doxygen, warnings as
-# errors), run the unit and actor suites under AddressSanitizer + UBSan and
-# the thread suites under ThreadSanitizer, start the private PostgreSQL and
-# run every suite of build/ (extra args go to that last ctest, e.g. -L db,
-# -R ordered). Prints each stage's wall time at the end.
+# errors), start the private PostgreSQL and run every suite of build/ (extra
+# args go to that ctest, e.g. -L db, -R ordered) while the unit and actor
+# suites are built and run under AddressSanitizer + UBSan and the thread
+# suites under ThreadSanitizer. Prints each stage's wall time at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -34,33 +34,55 @@ build_dev() {
 # Unit and deterministic actor suites under ASan everywhere and UBSan in the
 # libraries; any report fails the run.
 asan() {
-  cmake --preset asan >/dev/null
-  cmake --build build-asan -j2 --target cafmq-unit-tests cafmq-actor-tests \
-    cafmq-thread-tests
-  UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
-    ctest --test-dir build-asan -L unit --output-on-failure
+  cmake --preset asan >/dev/null \
+    && cmake --build build-asan -j2 --target cafmq-unit-tests \
+      cafmq-actor-tests cafmq-thread-tests \
+    && UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
+      ctest --test-dir build-asan -L unit --output-on-failure
 }
 
 # The suites that run real threads (the deterministic actor suites run on
 # one thread); tests/tsan.supp lists only races inside CAF.
 tsan() {
-  cmake --preset tsan >/dev/null
-  cmake --build build-tsan -j2 --target cafmq-thread-tests
-  TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1" \
-    ctest --test-dir build-tsan -L threads --output-on-failure
+  cmake --preset tsan >/dev/null \
+    && cmake --build build-tsan -j2 --target cafmq-thread-tests \
+    && TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1" \
+      ctest --test-dir build-tsan -L threads --output-on-failure
 }
 
 suites() {
   if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
-    CAFMQ_PG_FAST=1 bash scripts/pg.sh start
+    CAFMQ_PG_FAST=1 bash scripts/pg.sh start || return
   fi
-  CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url)
+  CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url) || return
   export CAFMQ_DATABASE_URL
   ctest --test-dir build -j2 --output-on-failure "$@"
 }
 
+# The sanitizer builds compile while the suites of build/ run, which wait
+# on processes, timers and the database much of the time; their output goes
+# to build/sanitizers.log, shown when they fail.
+sanitizers() {
+  local t0=$SECONDS rc=0
+  { asan && tsan; } >build/sanitizers.log 2>&1 || rc=$?
+  echo "$((SECONDS - t0))" >build/sanitizers.time
+  return $rc
+}
+
+both() {
+  sanitizers &
+  local pid=$! rc=0 t0=$SECONDS
+  suites "$@" || rc=$?
+  stages+=("$(printf '%-10s %4d s' suites $((SECONDS - t0)))")
+  if ! wait "$pid"; then
+    tail -n 200 build/sanitizers.log
+    echo "test.sh: the sanitizer stage failed (build/sanitizers.log)" >&2
+    rc=1
+  fi
+  stages+=("$(printf '%-10s %4d s' sanitizers "$(cat build/sanitizers.time)")")
+  return $rc
+}
+
 stage setup bash scripts/setup.sh all
 stage build build_dev
-stage asan asan
-stage tsan tsan
-stage suites suites "$@"
+stage both both "$@"

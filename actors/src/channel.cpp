@@ -128,6 +128,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
   auto& st = self->state;
   finished_counts counts;
   std::vector<task_outcome> to_write;
+  std::vector<task_event> events;
   for (auto& outcome : outcomes) {
     auto i = st.attempts.find(outcome.ref);
     if (i == st.attempts.end() || i->second.phase == attempt::writing)
@@ -160,6 +161,12 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
     if (outcome.kind == task_outcome::recorded) {
       if (st.ctx->metrics)
         count_ending(*st.ctx->metrics, x, outcome);
+      // Its handler's transaction, with the completion, has committed: the
+      // outcome is written, as for a completion the completer wrote.
+      if (x.phase == attempt::started && st.ctx->events->active()) {
+        x.outcome = outcome;
+        events.push_back(written_event(x, *st.ctx));
+      }
       st.attempts.erase(i);
       continue;
     }
@@ -167,6 +174,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
     x.outcome = outcome;
     to_write.push_back(std::move(outcome));
   }
+  emit(*st.ctx, std::move(events));
   if (!to_write.empty())
     self->send(st.completer, record_atom::value, std::move(to_write));
   if (counts.total() > 0)

@@ -4,6 +4,7 @@
 
 #include "cafmq/actors/detail/event_hub.hpp"
 #include "cafmq/detail/spawn_access.hpp"
+#include "dispatcher_state.hpp"
 #include "spawn_by_name.hpp"
 #include "support/stand_ins.hpp"
 
@@ -138,6 +139,27 @@ CAF_TEST(an attempt given back by a stop is reported released) {
   CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, patient.id},
                                         {task_event::released, patient.id}}));
   CAF_CHECK(stop_answered());
+}
+
+CAF_TEST(an attempt completed in its handlers transaction is reported) {
+  start();
+  subscribe({});
+  auto patient = in_channel("patient", "ward");
+  claim_next({patient});
+  // The handler completed the task with complete(tx), which committed: it
+  // leaves its handler with nothing for the completer to write.
+  using dispatcher_impl
+    = caf::stateful_actor<dispatcher_state, dispatcher_actor::base>;
+  auto& channels = *deref<dispatcher_impl>(dispatcher()).state.channels;
+  CAF_REQUIRE_EQUAL(channels.size(), 1u);
+  task_outcome done;
+  done.ref = {patient.id, patient.attempt};
+  done.kind = task_outcome::recorded;
+  anon_send(channels.begin()->second.handle, done_atom::value,
+            std::vector<task_outcome>{done});
+  settle();
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, patient.id},
+                                        {task_event::completed, patient.id}}));
 }
 
 CAF_TEST(a subscriber that ends is dropped) {

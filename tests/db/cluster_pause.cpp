@@ -13,7 +13,7 @@ using namespace cafmq::test;
 
 namespace {
 
-std::set<std::string> channels_of(const claim_result& x) {
+std::set<std::string> channel_set_of(const claim_result& x) {
   std::set<std::string> result;
   for (const auto& t : x.tasks)
     result.insert(t.channel_name);
@@ -37,8 +37,8 @@ CAF_TEST(a paused channel is claimed by no runner until resumed) {
   auto a = claim_or_throw(*q1, request({"t"}, 2));
   auto b = claim_or_throw(*q2, request({"t"}, 10));
   CAF_CHECK_EQUAL(a.tasks.size() + b.tasks.size(), 3u);
-  CAF_CHECK(channels_of(a) == std::set<std::string>{"sms"});
-  CAF_CHECK(channels_of(b) == std::set<std::string>{"sms"});
+  CAF_CHECK(channel_set_of(a) == std::set<std::string>{"sms"});
+  CAF_CHECK(channel_set_of(b) == std::set<std::string>{"sms"});
   CAF_CHECK(claim_or_throw(*q1, request({"t"})).tasks.empty());
   auto xs = pauses(*conn);
   CAF_REQUIRE(xs && xs->size() == 1u);
@@ -49,7 +49,7 @@ CAF_TEST(a paused channel is claimed by no runner until resumed) {
   CAF_CHECK_EQUAL(resume(*conn, pause_kind::channel, "mail"), false);
   auto c = claim_or_throw(*q2, request({"t"}, 10));
   CAF_CHECK_EQUAL(c.tasks.size(), 3u);
-  CAF_CHECK(channels_of(c) == std::set<std::string>{"mail"});
+  CAF_CHECK(channel_set_of(c) == std::set<std::string>{"mail"});
 }
 
 CAF_TEST(a paused task name is not claimed while others of its channel are) {

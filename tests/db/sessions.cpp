@@ -48,7 +48,7 @@ struct session {
   }
 };
 
-struct fixture : db_fixture {
+struct sessions_fixture : db_fixture {
   session open_session() {
     auto c = connect();
     auto pid = c->backendpid();
@@ -101,7 +101,7 @@ struct fixture : db_fixture {
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(session_tests, fixture)
+CAF_TEST_FIXTURE_SCOPE(session_tests, sessions_fixture)
 
 CAF_TEST(a dead runners tasks are handed back after the grace and only started
            attempts count) {

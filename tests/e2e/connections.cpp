@@ -72,8 +72,8 @@ dispatcher_actor::behavior_type forward_to(dispatcher_actor::pointer,
   };
 }
 
-struct fixture : db_fixture {
-  fixture() {
+struct connections_fixture : db_fixture {
+  connections_fixture() {
     add_message_types(sys_cfg);
     sys = std::make_unique<caf::actor_system>(sys_cfg);
     cfg.database_url = url;
@@ -121,7 +121,7 @@ struct fixture : db_fixture {
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(connection_tests, fixture)
+CAF_TEST_FIXTURE_SCOPE(connection_tests, connections_fixture)
 
 CAF_TEST(the database actor runs the queue statements) {
   auto ctx = std::make_shared<runtime_context>(cfg);

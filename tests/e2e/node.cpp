@@ -80,7 +80,7 @@ struct client {
   std::unique_ptr<caf::actor_system> sys;
 };
 
-struct fixture : db_fixture {
+struct node_fixture : db_fixture {
   node_endpoint at(const node_process& n, std::string with_secret = secret) {
     node_endpoint result;
     result.port = n.port;
@@ -106,7 +106,7 @@ struct fixture : db_fixture {
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(node_tests, fixture)
+CAF_TEST_FIXTURE_SCOPE(node_tests, node_fixture)
 
 CAF_TEST(a remote client spawns by name and follows the task to its end) {
   node_process n{args()};

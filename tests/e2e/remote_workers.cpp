@@ -18,14 +18,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr const char* secret = "e2e-secret";
+constexpr const char* worker_secret = "e2e-secret";
 
 // The runner node: owns the database, runs no handler of the workers'
 // tasks, publishes its node actor; runs until DIR/stop exists. Its output
 // goes to DIR/node.log.
 FILE* start_node(const std::string& url, const scratch& s, int lease_ms) {
   return start_process(std::string{CAFMQ_E2E_RUNNER_NODE} + " '" + url
-                       + "' runner " + secret + " " + s.dir + " "
+                       + "' runner " + worker_secret + " " + s.dir + " "
                        + std::to_string(lease_ms) + " > " + s.path("node.log"));
 }
 
@@ -33,7 +33,7 @@ FILE* start_node(const std::string& url, const scratch& s, int lease_ms) {
 FILE* start_worker(const scratch& s, const std::string& name, int capacity) {
   auto port = s.wait_for("port");
   return start_process("exec " + std::string{CAFMQ_E2E_WORKER} + " 127.0.0.1 "
-                       + port + " " + secret + " " + name + " "
+                       + port + " " + worker_secret + " " + name + " "
                        + std::to_string(capacity) + " " + s.dir);
 }
 

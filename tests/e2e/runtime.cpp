@@ -30,11 +30,11 @@ task_handler blocks_until(std::atomic<bool>& release) {
   };
 }
 
-using fixture = runner_fixture;
+using in_process_fixture = runner_fixture;
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(runtime_tests, fixture)
+CAF_TEST_FIXTURE_SCOPE(runtime_tests, in_process_fixture)
 
 CAF_TEST(a graceful stop lets running handlers finish and loses nothing) {
   std::atomic<bool> release{false};

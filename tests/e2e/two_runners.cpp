@@ -13,7 +13,7 @@ using namespace cafmq::test;
 
 namespace {
 
-FILE* start_runner(const std::string& url, const std::string& node) {
+FILE* start_record_runner(const std::string& url, const std::string& node) {
   return start_process(std::string{CAFMQ_E2E_RUNNER} + " '" + url + "' " + node
                        + " 8 16");
 }
@@ -55,8 +55,8 @@ CAF_TEST(two runner processes run every task exactly once and in order) {
                      .ordered()
                      .json(i));
   spawn_or_throw(*conn, xs);
-  auto a = start_runner(url, "a");
-  auto b = start_runner(url, "b");
+  auto a = start_record_runner(url, "a");
+  auto b = start_record_runner(url, "b");
   CAF_REQUIRE(a != nullptr && b != nullptr);
   std::string out_a, out_b;
   CAF_CHECK_EQUAL(finish_process(a, out_a), 0);
@@ -93,7 +93,7 @@ CAF_TEST(two runner processes run every task exactly once and in order) {
 
 CAF_TEST(a third process watches a task another process runs and we cancel) {
   auto id = spawn_builder{"wait_cancel"}.retries(3).spawn(*conn)->id;
-  auto runner = start_runner(url, "a");
+  auto runner = start_record_runner(url, "a");
   CAF_REQUIRE(runner != nullptr);
   while (query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state = "
                           "'running'")

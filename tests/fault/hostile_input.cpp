@@ -27,7 +27,7 @@ const std::vector<std::string> hostile = {
   "t\xC3\xA4sk \xF0\x9F\x9A\x80 ' OR '1'='1",
 };
 
-struct fixture : db_fixture {
+struct hostile_input_fixture : db_fixture {
   int count(const std::string& where) {
     return query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE " + where);
   }
@@ -35,7 +35,7 @@ struct fixture : db_fixture {
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(hostile_input_tests, fixture)
+CAF_TEST_FIXTURE_SCOPE(hostile_input_tests, hostile_input_fixture)
 
 CAF_TEST(injection strings in every name run like any other task) {
   pqxx::nontransaction{*conn}.exec0(

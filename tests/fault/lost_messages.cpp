@@ -19,9 +19,9 @@ using namespace cafmq;
 using namespace cafmq::test;
 using namespace std::chrono_literals;
 
-using fixture = runner_fixture;
+using lost_messages_fixture = runner_fixture;
 
-CAF_TEST_FIXTURE_SCOPE(lost_messages_tests, fixture)
+CAF_TEST_FIXTURE_SCOPE(lost_messages_tests, lost_messages_fixture)
 
 CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {
   auto tasks = std::make_shared<registry>();

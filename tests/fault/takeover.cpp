@@ -14,8 +14,8 @@ using namespace cafmq::test;
 
 namespace {
 
-FILE* start_runner(const std::string& url, const std::string& node,
-                   const std::string& pidfile) {
+FILE* start_pid_runner(const std::string& url, const std::string& node,
+                       const std::string& pidfile) {
   return start_process("CAFMQ_E2E_PIDFILE='" + pidfile + "' "
                        + std::string{CAFMQ_E2E_RUNNER} + " '" + url + "' "
                        + node + " 4 4");
@@ -37,7 +37,7 @@ CAF_TEST(
     xs.push_back(spawn_builder{"hold"}.retries(1).raw_json("60000"));
   spawn_or_throw(*conn, xs);
   scratch dir;
-  auto victim = start_runner(url, "victim", dir.path("victim.pid"));
+  auto victim = start_pid_runner(url, "victim", dir.path("victim.pid"));
   reaper guard;
   auto pid = std::stoi(dir.wait_for("victim.pid"));
   guard.pids.push_back(pid);
@@ -51,7 +51,7 @@ CAF_TEST(
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
   CAF_REQUIRE_EQUAL(count("state = 'running' AND node = 'victim'"), n);
   CAF_REQUIRE_EQUAL(query_value<int>("SELECT count(*) FROM e2e_starts"), 4);
-  auto heir = start_runner(url, "heir", dir.path("heir.pid"));
+  auto heir = start_pid_runner(url, "heir", dir.path("heir.pid"));
   guard.pids.push_back(std::stoi(dir.wait_for("heir.pid")));
   // Both sessions recorded, and the victim's four starts in its session:
   // the heir tells the started attempts from the claimed-ahead ones by it.

@@ -36,8 +36,9 @@ pids+=($!)
 # once the runners have completed 200 more tasks.
 restarts=0
 for _ in 1 2 3 4 5; do
-  wait_for_runs $(($(sql "SELECT count(*) FROM e2e_runs") + 200)) 60
-  (($(sql "SELECT count(*) FROM e2e_runs") < n - 200)) || break
+  runs=$(sql "SELECT count(*) FROM e2e_runs")
+  ((runs + 400 < n)) || break
+  wait_for_runs $((runs + 200)) 60
   pg stop >/dev/null
   sleep 1
   pg start >/dev/null
