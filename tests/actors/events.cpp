@@ -148,9 +148,9 @@ CAF_TEST(an attempt completed in its handlers transaction is reported) {
   claim_next({patient});
   // The handler completed the task with complete(tx), which committed: it
   // leaves its handler with nothing for the completer to write.
-  using dispatcher_impl
-    = caf::stateful_actor<dispatcher_state, dispatcher_actor::base>;
-  auto& channels = *deref<dispatcher_impl>(dispatcher()).state.channels;
+  using dispatcher_type = caf::stateful_actor<dispatcher_impl::dispatcher_state,
+                                              dispatcher_actor::base>;
+  auto& channels = *deref<dispatcher_type>(dispatcher()).state.channels;
   CAF_REQUIRE_EQUAL(channels.size(), 1u);
   task_outcome done;
   done.ref = {patient.id, patient.attempt};

@@ -21,7 +21,7 @@ struct config : actor_system_config {
 
 // The test coordinator: no scheduler threads (a real scheduler's shutdown
 // confuses ThreadSanitizer inside CAF's uninstrumented library).
-struct fixture : test_coordinator_fixture<config> {
+struct protocol_fixture : test_coordinator_fixture<config> {
 
   // Serializes `x` as the middleman does and reads it back.
   template <class T>
@@ -40,7 +40,7 @@ struct fixture : test_coordinator_fixture<config> {
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(protocol_tests, fixture)
+CAF_TEST_FIXTURE_SCOPE(protocol_tests, protocol_fixture)
 
 CAF_TEST(every message type has a registered name) {
   auto& names = sys.types();
