@@ -139,7 +139,7 @@ CAF_TEST(a remote client spawns by name and follows the task to its end) {
           kinds.push_back(x.kind);
         }
       },
-      caf::after(30s) >> [&] { CAF_FAIL("no events within 30 s"); });
+      caf::after(120s) >> [&] { CAF_FAIL("no events within 120 s"); });
   }
   CAF_CHECK_EQUAL(kinds[0], task_event::spawned);
   CAF_CHECK_EQUAL(kinds[1], task_event::started);
