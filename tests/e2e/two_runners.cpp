@@ -95,14 +95,16 @@ CAF_TEST(a third process watches a task another process runs and we cancel) {
   auto id = spawn_builder{"wait_cancel"}.retries(3).spawn(*conn)->id;
   auto runner = start_record_runner(url, "a");
   CAF_REQUIRE(runner != nullptr);
-  while (query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state = "
-                          "'running'")
-         == 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  // Waits (two minutes at most) until `sql` counts something.
+  auto wait_until_some = [&](const std::string& sql) {
+    for (int i = 0; i < 12000 && query_value<int>(sql) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    CAF_REQUIRE_NOT_EQUAL(query_value<int>(sql), 0);
+  };
+  wait_until_some("SELECT count(*) FROM cafmq.tasks WHERE state = 'running'");
   auto watcher = start_process(std::string{CAFMQ_CLI} + " '--database-url="
                                + url + "' watch " + to_string(id));
-  while (query_value<int>("SELECT count(*) FROM cafmq.watches") == 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  wait_until_some("SELECT count(*) FROM cafmq.watches");
   std::string cancel_out;
   CAF_CHECK_EQUAL(
     finish_process(start_process(std::string{CAFMQ_CLI} + " '--database-url="
