@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -110,6 +111,8 @@ int main(int argc, char** argv) {
   std::vector<caf::timespan> spawned;
   std::vector<caf::timespan> started;
   std::vector<caf::timespan> completed;
+  std::promise<void> live;
+  auto live_future = live.get_future();
   std::thread listener{[&] {
     auto err = subscribe_on_node(
       sys, *node, {event_filter::channel_name, channel},
@@ -122,12 +125,16 @@ int main(int argc, char** argv) {
             .push_back(now - x.at);
         return static_cast<int>(completed.size()) < n;
       },
-      std::chrono::minutes{5});
+      std::chrono::minutes{5}, [&] { live.set_value(); });
     if (err)
       std::cerr << render(err) << '\n';
   }};
-  // The subscribing thread sends first; give its message a head start.
-  std::this_thread::sleep_for(100ms);
+  // Spawn once the node confirmed the subscription.
+  if (live_future.wait_for(30s) != std::future_status::ready) {
+    std::cerr << "the subscription was not confirmed within 30 s\n";
+    listener.join();
+    return 1;
+  }
   spawn_request req;
   req.name = "bench_event";
   req.channel_name = channel;

@@ -263,7 +263,7 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
           print_event(x);
         return true;
       },
-      limit);
+      limit, [] { std::cerr << "subscribed" << std::endl; });
     return err ? fail(err) : 0;
   }
   // stop

@@ -296,10 +296,11 @@ std::string config::help_text(const std::string& program) const {
   for (auto group : {"cafmq", "cafmq.publish"}) {
     out << '\n' << group << " options:\n";
     for (auto& opt : custom_options_) {
-      if (opt.category() != caf::string_view{group})
+      std::string category{opt.category().begin(), opt.category().end()};
+      if (category != group)
         continue;
       std::string flag = "  --";
-      flag += std::string{opt.category().begin(), opt.category().end()} + ".";
+      flag += category + ".";
       flag += std::string{opt.long_name().begin(), opt.long_name().end()};
       auto type = opt.type_name();
       flag += "=<" + std::string{type.begin(), type.end()} + ">";

@@ -76,12 +76,13 @@ event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx) {
     [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
       auto& st = self->state;
       if (!subscriber)
-        return;
+        return false;
       self->monitor(subscriber);
       st.subscribers.emplace_back(std::move(filter), std::move(subscriber));
       st.ctx->events->subscriptions(st.subscribers);
       st.ctx->log(log_level::debug, "event subscriber joined",
                   {{"subscribers", st.subscribers.size()}});
+      return true;
     },
     [=](event_atom, const std::vector<task_event>& events) {
       auto& held = self->state.held;

@@ -52,7 +52,7 @@ node_actor::behavior_type node(node_actor::pointer self, runtime_actor rt) {
     },
     [=](subscribe_atom, const event_filter& filter,
         const event_actor& subscriber) {
-      self->send(rt, subscribe_atom::value, filter, subscriber);
+      return self->delegate(rt, subscribe_atom::value, filter, subscriber);
     },
     [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
       return self->delegate(rt, join_atom::value, offer, worker);

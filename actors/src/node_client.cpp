@@ -7,11 +7,6 @@ namespace cafmq::actors {
 
 namespace {
 
-caf::error lost(const caf::down_msg& msg) {
-  return make_error(errc::node_unreachable,
-                    "lost the node: " + caf::to_string(msg.reason));
-}
-
 caf::error limit_passed(caf::timespan limit) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   return make_error(errc::node_unreachable,
@@ -27,6 +22,11 @@ caf::error node_error(caf::error err) {
     return make_error(errc::node_unreachable,
                       "no answer from the node: " + caf::to_string(err));
   return err;
+}
+
+caf::error node_lost(const caf::down_msg& msg) {
+  return make_error(errc::node_unreachable,
+                    "lost the node: " + caf::to_string(msg.reason));
 }
 
 caf::error watch_on_node(caf::actor_system& sys, const node_actor& node,
@@ -52,7 +52,7 @@ caf::error watch_on_node(caf::actor_system& sys, const node_actor& node,
         done = true;
       },
       [&](const caf::down_msg& msg) {
-        result = lost(msg);
+        result = node_lost(msg);
         done = true;
       },
       caf::after(left) >>
@@ -68,9 +68,11 @@ caf::error
 subscribe_on_node(caf::actor_system& sys, const node_actor& node,
                   const event_filter& filter,
                   const std::function<bool(const std::vector<task_event>&)>& f,
-                  caf::timespan limit) {
+                  caf::timespan limit, const std::function<void()>& live) {
   caf::scoped_actor self{sys};
   self->monitor(node);
+  // The node's answer (true: live) comes back as a message, ahead of any
+  // event.
   self->send(node, subscribe_atom::value, filter,
              caf::actor_cast<event_actor>(self));
   auto deadline = std::chrono::steady_clock::now() + limit;
@@ -80,9 +82,22 @@ subscribe_on_node(caf::actor_system& sys, const node_actor& node,
     if (left <= caf::timespan{0})
       break;
     self->receive(
+      [&](bool confirmed) {
+        if (!confirmed) {
+          result = make_error(errc::invalid_argument,
+                              "the node refused the subscription");
+          done = true;
+        } else if (live) {
+          live();
+        }
+      },
       [&](event_atom, const std::vector<task_event>& xs) { done = !f(xs); },
+      [&](caf::error& err) {
+        result = node_error(std::move(err));
+        done = true;
+      },
       [&](const caf::down_msg& msg) {
-        result = lost(msg);
+        result = node_lost(msg);
         done = true;
       },
       caf::after(left) >> [&] { done = true; });

@@ -220,8 +220,8 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       return rp;
     },
     [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
-      self->send(self->state.events, subscribe_atom::value, std::move(filter),
-                 std::move(subscriber));
+      return self->delegate(self->state.events, subscribe_atom::value,
+                            std::move(filter), std::move(subscriber));
     },
     [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
       return self->delegate(self->state.pool, join_atom::value, offer, worker);

@@ -73,15 +73,24 @@ int run(caf::actor_system& sys, std::uint16_t port) {
   if (end->state != cafmq::task_state::completed)
     return fail("greet", cafmq::make_error(cafmq::errc::handler_failed,
                                            "did not complete"));
-  // A long job: subscribe to its task name's events first (one sender
-  // keeps the order: the subscription is in place before the spawn), wait
-  // for its start on the event stream, then cancel it.
+  // A long job: subscribe to its task name's events first, and spawn once
+  // the node confirmed the subscription; wait for the job's start on the
+  // event stream, then cancel it.
   caf::scoped_actor self{sys};
   event_filter jobs;
   jobs.by = event_filter::task_name;
   jobs.value = "long_job";
-  self->send(*node, subscribe_atom::value, jobs,
-             caf::actor_cast<event_actor>(self));
+  caf::expected<bool> live{caf::error{}};
+  self
+    ->request(*node, 10s, subscribe_atom::value, jobs,
+              caf::actor_cast<event_actor>(self))
+    .receive([&](bool x) { live = x; },
+             [&](caf::error& err) { live = node_error(std::move(err)); });
+  if (!live || !*live)
+    return fail("subscribe",
+                live ? cafmq::make_error(cafmq::errc::invalid_argument,
+                                         "subscription refused")
+                     : live.error());
   spawn_request job;
   job.name = "long_job";
   caf::expected<spawn_reply> spawned{caf::error{}};

@@ -60,7 +60,9 @@ stand_in_node(node_actor::stateful_pointer<node_log> self) {
     [=](spawn_atom, const spawn_request&) -> result<spawn_reply> {
       return no();
     },
-    [](subscribe_atom, const event_filter&, const event_actor&) {},
+    [](subscribe_atom, const event_filter&, const event_actor&) {
+      return true;
+    },
     [=](join_atom, const worker_offer& offer, const worker_actor&) {
       self->state.joins.push_back(offer);
       return self->state.port;

@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <caf/all.hpp>
@@ -64,6 +66,21 @@ struct node_process {
   }
 };
 
+// Waits (at most a minute) until process `pid` is in the stopped state.
+bool wait_stopped(int pid) {
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
+    std::string stat{std::istreambuf_iterator<char>{in}, {}};
+    auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size()
+        && stat[close + 2] == 'T')
+      return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
 std::string quote(const std::string& x) {
   return "'" + x + "'";
 }
@@ -95,6 +112,15 @@ struct node_fixture : db_fixture {
     return *result;
   }
 
+  // Spawns the node's "echo" task on `channel`.
+  caf::expected<spawn_reply> spawn_echo(client& c, const node_actor& node,
+                                        const std::string& channel) {
+    spawn_request req;
+    req.name = "echo";
+    req.channel_name = channel;
+    return ask_node<spawn_reply>(*c.sys, node, 10s, spawn_atom::value, req);
+  }
+
   int count_tasks() {
     return query_value<int>("SELECT count(*) FROM cafmq.tasks");
   }
@@ -114,8 +140,14 @@ CAF_TEST(a remote client spawns by name and follows the task to its end) {
   auto node = connect(c, n);
   caf::scoped_actor events{*c.sys};
   event_filter by_channel{event_filter::channel_name, "remote"};
-  events->send(node, subscribe_atom::value, by_channel,
-               caf::actor_cast<event_actor>(events));
+  // Live before the spawn: the node confirms the subscription.
+  auto live = false;
+  events
+    ->request(node, 10s, subscribe_atom::value, by_channel,
+              caf::actor_cast<event_actor>(events))
+    .receive([&](bool x) { live = x; },
+             [&](caf::error& err) { CAF_FAIL(render(err)); });
+  CAF_REQUIRE(live);
   spawn_request req;
   req.name = "echo";
   req.channel_name = "remote";
@@ -210,10 +242,7 @@ CAF_TEST(a paused channel runs nothing until it is resumed) {
   auto paused
     = ask_node<bool>(*c.sys, node, 10s, pause_atom::value, std::string{"held"});
   CAF_REQUIRE(paused);
-  spawn_request req;
-  req.name = "echo";
-  req.channel_name = "held";
-  auto reply = ask_node<spawn_reply>(*c.sys, node, 10s, spawn_atom::value, req);
+  auto reply = spawn_echo(c, node, "held");
   CAF_REQUIRE(reply);
   std::vector<task_state> states;
   auto err = watch_on_node(
@@ -386,6 +415,90 @@ CAF_TEST(losing the node ends a subscription and requests with an error) {
   auto again = connect_node(*c.sys, at(n), 5s);
   CAF_REQUIRE(!again);
   CAF_CHECK_EQUAL(code_of(again.error()), errc::node_unreachable);
+}
+
+CAF_TEST(an actor of the client subscribes without blocking a thread) {
+  node_process n{args()};
+  client c;
+  auto node = connect(c, n);
+  caf::scoped_actor test{*c.sys};
+  auto me = caf::actor_cast<caf::actor>(test);
+  // The application's own actor: it asks for the subscription, hears that
+  // it is live, gets the batches and notices the node's loss.
+  c.sys->spawn([=](event_actor::pointer self) -> event_actor::behavior_type {
+    self->monitor(node);
+    self->set_down_handler([=](caf::down_msg& msg) {
+      caf::anon_send(me, node_lost(msg));
+      self->quit();
+    });
+    self
+      ->request(node, 10s, subscribe_atom::value,
+                event_filter{event_filter::channel_name, "actor"},
+                caf::actor_cast<event_actor>(self))
+      .then([=](bool live) { caf::anon_send(me, live); },
+            [=](caf::error& err) { caf::anon_send(me, err); });
+    return {
+      [=](event_atom, const std::vector<task_event>& xs) {
+        caf::anon_send(me, event_atom::value, xs);
+      },
+    };
+  });
+  auto live = false;
+  test->receive([&](bool x) { live = x; },
+                [&](caf::error& err) { CAF_FAIL(render(err)); },
+                caf::after(60s) >> [] { CAF_FAIL("no answer within 60 s"); });
+  CAF_REQUIRE(live);
+  auto reply = spawn_echo(c, node, "actor");
+  CAF_REQUIRE(reply);
+  std::vector<task_event::kind_t> kinds;
+  while (kinds.size() < 3) {
+    test->receive(
+      [&](event_atom, const std::vector<task_event>& xs) {
+        for (auto& x : xs) {
+          CAF_CHECK_EQUAL(x.id, reply->id);
+          kinds.push_back(x.kind);
+        }
+      },
+      caf::after(120s) >> [&] { CAF_FAIL("no events within 120 s"); });
+  }
+  CAF_CHECK_EQUAL(kinds[0], task_event::spawned);
+  CAF_CHECK_EQUAL(kinds[1], task_event::started);
+  CAF_CHECK_EQUAL(kinds[2], task_event::completed);
+  ::kill(n.pid, SIGKILL);
+  test->receive(
+    [&](caf::error& err) {
+      CAF_CHECK_EQUAL(code_of(err), errc::node_unreachable);
+    },
+    caf::after(120s) >> [] { CAF_FAIL("the loss was not noticed"); });
+}
+
+CAF_TEST(a pending request ends when the node is killed
+         and not at its timeout) {
+  node_process n{args()};
+  client c;
+  auto node = connect(c, n);
+  // Stopped, the node cannot answer: the request stays pending until the
+  // kill. (SIGSTOP takes effect asynchronously: wait for the stopped state.)
+  ::kill(n.pid, SIGSTOP);
+  CAF_REQUIRE(wait_stopped(n.pid));
+  std::chrono::steady_clock::time_point killed;
+  std::thread killer{[&] {
+    std::this_thread::sleep_for(200ms);
+    killed = std::chrono::steady_clock::now();
+    ::kill(n.pid, SIGKILL);
+  }};
+  auto stats = ask_node<runner_stats>(*c.sys, node, 1h, stats_atom::value);
+  auto ended = std::chrono::steady_clock::now();
+  killer.join();
+  CAF_REQUIRE(!stats);
+  CAF_CHECK_EQUAL(code_of(stats.error()), errc::node_unreachable);
+  // Ended by the node's down message, not by the hour's timeout.
+  CAF_CHECK(render(stats.error()).find("lost the node") != std::string::npos);
+  CAF_MESSAGE("the request ended "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(ended
+                                                                       - killed)
+                   .count()
+              << " ms after the kill");
 }
 
 CAF_TEST(a hung node is dropped after the connection timeout) {

@@ -35,16 +35,20 @@ caf::error watch_on_node(caf::actor_system& sys, const node_actor& node,
 
 /// Subscribes to the node's events that pass `filter` and hands each batch
 /// to `f` until `f` returns false or `limit` passes (both return none).
-/// Losing the node returns errc::node_unreachable.
-caf::error
-subscribe_on_node(caf::actor_system& sys, const node_actor& node,
-                  const event_filter& filter,
-                  const std::function<bool(const std::vector<task_event>&)>& f,
-                  caf::timespan limit);
+/// `live` runs once the node confirms the subscription, before the first
+/// batch: every event after that moment reaches `f` (spawn what you wait
+/// for from there). Losing the node returns errc::node_unreachable.
+caf::error subscribe_on_node(
+  caf::actor_system& sys, const node_actor& node, const event_filter& filter,
+  const std::function<bool(const std::vector<task_event>&)>& f,
+  caf::timespan limit, const std::function<void()>& live = nullptr);
 
 /// A request's error as the caller should see it: a timeout or a lost
 /// receiver becomes errc::node_unreachable, anything else stays.
 caf::error node_error(caf::error err);
+
+/// The node's loss, reported by its down message, as errc::node_unreachable.
+caf::error node_lost(const caf::down_msg& msg);
 
 /// The name of an event kind ("started", ...).
 std::string to_string(task_event::kind_t x);
@@ -60,11 +64,19 @@ namespace cafmq::actors {
 template <class Result, class... Ts>
 caf::expected<Result> ask_node(caf::actor_system& sys, const node_actor& node,
                                caf::timespan timeout, Ts&&... xs) {
+  // A request's answer is received by message id only, so a lost node would
+  // go unnoticed until the timeout: the message is sent instead, and the
+  // node's reply (an answer to an asynchronous message comes back as one)
+  // competes with the node's down message.
   caf::scoped_actor self{sys};
+  self->monitor(node);
+  self->send(node, std::forward<Ts>(xs)...);
   caf::expected<Result> result{caf::error{}};
-  self->request(node, timeout, std::forward<Ts>(xs)...)
-    .receive([&](Result& x) { result = std::move(x); },
-             [&](caf::error& err) { result = node_error(std::move(err)); });
+  self->receive([&](Result& x) { result = std::move(x); },
+                [&](caf::error& err) { result = node_error(std::move(err)); },
+                [&](const caf::down_msg& msg) { result = node_lost(msg); },
+                caf::after(timeout) >>
+                  [&] { result = node_error(caf::sec::request_timeout); });
   return result;
 }
 

@@ -120,8 +120,9 @@ using node_actor = caf::typed_actor<
   // Spawns a task this runtime knows by name.
   caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
   // Streams the events that pass the filter to the subscriber until it
-  // ends (monitored).
-  caf::reacts_to<subscribe_atom, event_filter, event_actor>,
+  // ends (monitored). Answers true once the subscription is live: every
+  // event after the answer reaches the subscriber (false: no subscriber).
+  caf::replies_to<subscribe_atom, event_filter, event_actor>::with<bool>,
   // A worker node joins (see worker_actor).
   caf::replies_to<join_atom, worker_offer,
                   worker_actor>::with<worker_link_actor>>;

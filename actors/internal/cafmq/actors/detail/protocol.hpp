@@ -79,7 +79,7 @@ using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
 /// A spawn being written holds its task's events (hold_atom) until its
 /// `spawned` event comes, or abandon_atom says that none will.
 using event_hub_actor = event_actor::extend<
-  caf::reacts_to<subscribe_atom, event_filter, event_actor>,
+  caf::replies_to<subscribe_atom, event_filter, event_actor>::with<bool>,
   caf::reacts_to<hold_atom, uuid>, caf::reacts_to<abandon_atom, uuid>>;
 
 /// The runner's side of one joined worker: spawned by the pool, it owns the
