@@ -160,7 +160,10 @@ gate_actor spawn_gate(caf::actor_system& sys, const node_actor& node,
 
 void enable_nodes(caf::actor_system_config& cfg, const tls_options& tls) {
   cfg.load<caf::io::middleman>();
-  if (tls.enabled()) {
+  // Incomplete TLS options would end the process when CAF's openssl module
+  // starts ("No certificate configured"): connect_node and publish_node
+  // report them instead.
+  if (tls.complete()) {
     cfg.load<caf::openssl::manager>();
     cfg.openssl_certificate = tls.certificate;
     cfg.openssl_key = tls.key;
@@ -187,6 +190,8 @@ caf::error check_node_options(caf::actor_system& sys,
                    "system (see enable_nodes)");
   if (!tls.enabled())
     return caf::none;
+  if (!tls.complete())
+    return check_tls_files(tls); // says what TLS needs
   if (!sys.has_openssl_manager())
     return invalid("publishing with TLS needs caf::openssl::manager loaded "
                    "in the actor system (see enable_nodes)");
@@ -247,8 +252,10 @@ caf::expected<node_actor> connect_node(caf::actor_system& sys,
     return invalid("connecting to a node needs caf::io::middleman loaded "
                    "(see enable_nodes)");
   if (where.tls && !sys.has_openssl_manager())
-    return invalid("connecting with TLS needs caf::openssl::manager loaded "
-                   "(see enable_nodes)");
+    return invalid("connecting with TLS needs caf::openssl::manager, which "
+                   "enable_nodes loads when given a client certificate, its "
+                   "key and the CA file (a node accepts only peers with a "
+                   "certificate of its CA)");
   // middleman::remote_actor waits without a bound: ask its actor ourselves.
   auto mm = where.tls ? sys.openssl_manager().actor_handle()
                       : sys.middleman().actor_handle();
@@ -267,7 +274,21 @@ caf::expected<node_actor> connect_node(caf::actor_system& sys,
         else
           found = std::move(ptr);
       },
-      [&](caf::error& x) { err = unreachable(sys.render(x)); });
+      [&](caf::error& x) {
+        // A node that accepts the connection and drops it in the handshake
+        // is alive and refuses us: TLS without a client certificate, with
+        // one its CA did not sign, or TLS on one side only. (A dead node
+        // refuses the connection itself; a hung one lets it time out.)
+        if (x == caf::sec::disconnect_during_handshake)
+          err = make_error(
+            errc::access_denied,
+            where.host + ":" + std::to_string(where.port)
+              + ": the node closed the connection during the handshake: it "
+                "refused this peer (with TLS: no client certificate, one "
+                "signed by another CA, or TLS on one side only)");
+        else
+          err = unreachable(sys.render(x));
+      });
   if (err)
     return err;
   auto gate = caf::actor_cast<gate_actor>(std::move(found));

@@ -86,8 +86,8 @@ CAF_TEST(a handler that aborts or segfaults kills only its worker process) {
     "every task ended "
     << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
     << " ms after the spawn");
-  // Nothing waited out a lease (30 s): the attempts failed at once.
-  CAF_CHECK_LESS(took, 15s);
+  // Nothing waited out a lease (the runner's is an hour, past every
+  // deadline above): the attempts failed at once.
   // The runner lived through three crashes.
   CAF_CHECK_EQUAL(kill(static_cast<pid_t>(runner_pid), 0), 0);
   auto aborted = status(*conn, ids[0]);

@@ -571,19 +571,40 @@ CAF_TEST(a TLS peer with a certificate of another CA is refused) {
     client intruder{other};
     auto node = connect_node(*intruder.sys, where, 10s);
     CAF_REQUIRE(!node);
-    CAF_CHECK_EQUAL(code_of(node.error()), errc::node_unreachable);
+    CAF_CHECK_EQUAL(code_of(node.error()), errc::access_denied);
     CAF_MESSAGE("refused: " << render(node.error()));
+  }
+  {
+    // A client with TLS but without a certificate gets a clear error
+    // before connecting (CAF would end the process).
+    tls_options none;
+    none.cafile = dir + "/ca.pem";
+    client bare{none};
+    auto node = connect_node(*bare.sys, where, 10s);
+    CAF_REQUIRE(!node);
+    CAF_CHECK_EQUAL(code_of(node.error()), errc::invalid_argument);
+    CAF_MESSAGE("no certificate: " << render(node.error()));
   }
   {
     client plain;
     auto node = connect_node(*plain.sys, at(n), 10s);
-    CAF_CHECK(!node);
+    CAF_REQUIRE(!node);
+    CAF_CHECK_EQUAL(code_of(node.error()), errc::access_denied);
+    CAF_MESSAGE("plain: " << render(node.error()));
   }
+  // The CLI says refused (exit 4), not unreachable (exit 3).
+  std::string out;
+  auto cli_rc = finish_process(
+    start_process("CAFMQ_NODE_SECRET=" + quote(secret) + " " + CAFMQ_CLI
+                  + " node stats --port=" + std::to_string(n.port) + " 2>&1"),
+    out);
+  CAF_CHECK_EQUAL(cli_rc, 4);
+  CAF_MESSAGE("cafmq node: " << out);
   ::kill(n.pid, SIGTERM);
   n.finish();
   // A certificate that is not there is refused before publishing (CAF
   // would abort the process at the first connection).
-  std::string out;
+  out.clear();
   auto rc = finish_process(start_process(std::string{CAFMQ_E2E_NODE} + " "
                                          + args() + " " + dir + "/none.pem "
                                          + server.key + " " + server.cafile),

@@ -53,7 +53,10 @@ CAF_TEST_FIXTURE_SCOPE(remote_worker_tests, db_fixture)
 
 CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
   constexpr int total = 5000;
-  constexpr int lease_ms = 5000;
+  // A lease of an hour: an attempt that waited out its lease would not run
+  // again before the drain's deadline, so the drain itself shows that the
+  // lost attempts failed at once (no time is compared with a bound).
+  constexpr int lease_ms = 3600 * 1000;
   std::vector<spawn_builder> xs;
   for (int i = 0; i < total; ++i)
     xs.push_back(spawn_builder{"remote_record"}
@@ -83,7 +86,6 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
          || ledger.st_size < 200 * 40)
     std::this_thread::sleep_for(1ms);
   CAF_REQUIRE_EQUAL(kill(pid_a, SIGKILL), 0);
-  auto killed_at = query_value<std::string>("SELECT now()::text");
   CAF_CHECK(wait_until_drained(120s));
   stop_node(s);
   std::string out_node, out_a, out_b;
@@ -135,18 +137,16 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
   CAF_CHECK_GREATER(query_value<int>("SELECT count(*) FROM ledger WHERE "
                                      "node = 'a'"),
                     0);
-  // The attempts a held when it died failed at once with the reason and
-  // ran again within the lease.
+  // The attempts a held when it died failed with the reason and ran again
+  // (within the hour's lease: at once).
   auto lost = query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
                                "last_error LIKE 'worker node a lost: %'");
   CAF_MESSAGE(lost << " attempts were lost with worker a");
   CAF_CHECK_GREATER(lost, 0);
   CAF_CHECK_EQUAL(
     query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE last_error LIKE "
-                     "'worker node a lost: %' AND (attempt < 2 OR finished_at "
-                     "> '"
-                     + killed_at + "'::timestamptz + interval '"
-                     + std::to_string(lease_ms) + " milliseconds')"),
+                     "'worker node a lost: %' AND (attempt < 2 OR state <> "
+                     "'completed')"),
     0);
 }
 

@@ -39,9 +39,10 @@ constexpr std::chrono::milliseconds node_heartbeat{1000};
 constexpr std::chrono::milliseconds node_connection_timeout{10000};
 
 /// Prepares an actor system config (before the system starts) for talking
-/// to nodes: loads io::middleman, and with `tls.enabled()` the openssl
-/// manager and its certificate options; sets the heartbeat and connection
-/// timeout above.
+/// to nodes: loads io::middleman, and with `tls.complete()` the openssl
+/// manager and its certificate options (incomplete ones would end the
+/// process when CAF's openssl module starts; connect_node and publish_node
+/// report them instead); sets the heartbeat and connection timeout above.
 void enable_nodes(caf::actor_system_config& cfg, const tls_options& tls = {});
 
 /// The answer to a gate's nonce: lowercase hex of SHA-256(nonce ‖ secret).

@@ -29,6 +29,12 @@ struct tls_options {
   bool enabled() const noexcept {
     return !certificate.empty() || !key.empty() || !cafile.empty();
   }
+
+  /// True when the certificate, key and CA file are all set: what TLS needs
+  /// on either end (a node accepts only peers with a certificate of its CA).
+  bool complete() const noexcept {
+    return !certificate.empty() && !key.empty() && !cafile.empty();
+  }
 };
 
 /// Publishing a runner's control interface (node_actor behind a gate_actor).

@@ -76,6 +76,11 @@ int run_isolated(const arguments& args) {
   cfg.tasks = tasks;
   cfg.worker_processes = 2;
   cfg.worker_process_capacity = 2;
+  // A lease of an hour: an attempt of a crashed worker process that waited
+  // out its lease would not end within the test's deadlines, so those show
+  // that it failed at once.
+  cfg.lease = std::chrono::hours{1};
+  cfg.keep_alive_interval = std::chrono::minutes{20};
   // In a worker process: serves the isolated tasks, then exits.
   actors::serve_worker_process(cfg);
   auto runner = actors::runner::start(cfg);
