@@ -74,8 +74,9 @@ task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
   task_outcome result;
   result.ref = {data.id, data.attempt};
   auto def = tasks.find(data.name);
-  if (def == nullptr) {
-    // Never claimed by design; kept as a safety net.
+  if (def == nullptr || !def->handler) {
+    // Never claimed by design (a declaration has no handler); kept as a
+    // safety net.
     result.kind = task_outcome::failed;
     result.error = "no handler for task " + data.name;
     return result;

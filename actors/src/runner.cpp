@@ -40,6 +40,11 @@ caf::error check(runner_config& cfg) {
       && (!cfg.remote_tasks || cfg.remote_tasks->names().empty()))
     return invalid("no task definitions given (tasks, actor_tasks or "
                    "remote_tasks)");
+  for (auto& name : cfg.tasks->names())
+    if (!cfg.tasks->find(name)->handler)
+      return invalid("task " + name
+                     + " has no handler: a task declared by name alone runs "
+                       "on worker nodes (runner_config::remote_tasks)");
   if (cfg.remote_tasks)
     for (auto& name : cfg.task_names())
       if (cfg.remote_tasks->find(name) != nullptr)

@@ -91,6 +91,13 @@ public:
   /// `errc::invalid_argument` for a missing handler.
   caf::error add(task_definition x);
 
+  /// Declares a task by its name and defaults alone, without a handler: for
+  /// `runner_config::remote_tasks`, whose handlers run on worker nodes
+  /// (the runner only spawns by name and claims). A runner refuses such a
+  /// declaration in `runner_config::tasks`. `errc::invalid_name` for a bad
+  /// or repeated name.
+  caf::error declare(std::string name, task_options defaults = {});
+
   /// Returns the definition of `name`, or nullptr.
   const task_definition* find(const std::string& name) const;
 
@@ -103,6 +110,8 @@ public:
   }
 
 private:
+  caf::error insert(task_definition x);
+
   std::map<std::string, task_definition> defs_;
 };
 

@@ -24,11 +24,19 @@ caf::expected<registry> registry::make(std::vector<task_definition> xs) {
 }
 
 caf::error registry::add(task_definition x) {
-  if (auto err = detail::check_name("task name", x.name, max_name_bytes, false))
-    return err;
   if (!x.handler)
     return make_error(errc::invalid_argument,
                       "task " + x.name + " has no handler");
+  return insert(std::move(x));
+}
+
+caf::error registry::declare(std::string name, task_options defaults) {
+  return insert({std::move(name), nullptr, std::move(defaults)});
+}
+
+caf::error registry::insert(task_definition x) {
+  if (auto err = detail::check_name("task name", x.name, max_name_bytes, false))
+    return err;
   if (defs_.count(x.name) > 0)
     return make_error(errc::invalid_name,
                       "task " + x.name + " is defined twice");

@@ -469,6 +469,15 @@ CAF_TEST(a task definition with a schedule registers it and its ticks run) {
                   R"({"from": "definition"})");
 }
 
+CAF_TEST(a task declared without a handler runs only as a remote task) {
+  auto declared = std::make_shared<registry>();
+  declared->declare("far");
+  auto started = actors::runner::start(config(declared));
+  CAF_REQUIRE(!started);
+  CAF_CHECK_EQUAL(code_of(started.error()), errc::invalid_argument);
+  CAF_CHECK(render(started.error()).find("remote_tasks") != std::string::npos);
+}
+
 CAF_TEST(a task definition with a bad schedule is refused at start) {
   auto tasks = std::make_shared<registry>();
   task_definition beat{"beat", [](current_task&) { return caf::error{}; }, {}};

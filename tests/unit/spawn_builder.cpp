@@ -122,6 +122,18 @@ CAF_TEST(a registry refuses repeated and empty names) {
   CAF_CHECK_EQUAL(code_of(twice.error()), errc::invalid_name);
   auto empty = registry::make({{"", handler, {}}});
   CAF_CHECK_EQUAL(code_of(empty.error()), errc::invalid_name);
+  // A definition needs a handler; a declaration (remote tasks) does not.
+  auto none = registry::make({{"a", nullptr, {}}});
+  CAF_CHECK_EQUAL(code_of(none.error()), errc::invalid_argument);
+  registry remote;
+  task_options defaults;
+  defaults.channel_name = "far";
+  CAF_CHECK(!remote.declare("r", defaults));
+  CAF_REQUIRE(remote.find("r") != nullptr);
+  CAF_CHECK(!remote.find("r")->handler);
+  CAF_CHECK_EQUAL(remote.find("r")->defaults.channel_name, "far");
+  CAF_CHECK_EQUAL(code_of(remote.declare("r")), errc::invalid_name);
+  CAF_CHECK_EQUAL(code_of(remote.declare("")), errc::invalid_name);
 }
 
 CAF_TEST(copies of a builder draw ids of their own at spawn) {

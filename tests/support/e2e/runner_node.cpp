@@ -19,13 +19,10 @@ namespace cafmq::e2e {
 
 int run_runner_node(const arguments& args) {
   auto& dir = args[3];
-  // The workers' tasks: known here (for their defaults), run there.
-  auto elsewhere = [](current_task&) -> caf::error {
-    return make_error(errc::handler_failed, "runs on worker nodes only");
-  };
+  // The workers' tasks: declared here by name and defaults, run there.
   auto remote = std::make_shared<registry>();
-  remote->add({"remote_record", elsewhere, {}});
-  remote->add({"remote_wait_cancel", elsewhere, {}});
+  remote->declare("remote_record");
+  remote->declare("remote_wait_cancel");
   actors::runner_config cfg;
   cfg.database_url = args[0];
   cfg.node = args[1];
