@@ -187,11 +187,15 @@ worker_impl_actor::behavior_type worker(worker_ptr self, node_actor node,
         st.port = std::move(port);
         (*st.log)(log_level::info, "worker joined its runner",
                   {{"worker", st.cfg->node}, {"capacity", st.cfg->capacity}});
+        if (st.cfg->on_join)
+          st.cfg->on_join(caf::none);
       },
       [=](caf::error& err) {
-        (*self->state.log)(
-          log_level::error, "worker could not join",
-          {{"worker", self->state.cfg->node}, {"error", render(err)}});
+        auto& st = self->state;
+        (*st.log)(log_level::error, "worker could not join",
+                  {{"worker", st.cfg->node}, {"error", render(err)}});
+        if (st.cfg->on_join)
+          st.cfg->on_join(err);
         self->quit(err);
       });
   return {

@@ -33,6 +33,7 @@ stand_in_port(worker_link_actor::stateful_pointer<port_log> self) {
 struct node_log {
   std::vector<worker_offer> joins;
   worker_link_actor port;
+  bool refuse = false;
 };
 
 using node_stand_in = node_actor::stateful_base<node_log>;
@@ -63,8 +64,11 @@ stand_in_node(node_actor::stateful_pointer<node_log> self) {
     [](subscribe_atom, const event_filter&, const event_actor&) {
       return true;
     },
-    [=](join_atom, const worker_offer& offer, const worker_actor&) {
+    [=](join_atom, const worker_offer& offer,
+        const worker_actor&) -> result<worker_link_actor> {
       self->state.joins.push_back(offer);
+      if (self->state.refuse)
+        return make_error(errc::invalid_argument, "no room for " + offer.node);
       return self->state.port;
     },
   };
@@ -82,6 +86,9 @@ struct worker_fixture : unit_fixture {
     wcfg.tasks = tasks;
     wcfg.capacity = 3;
     wcfg.log = cfg.log;
+    wcfg.on_join = [this](const caf::error& err) {
+      joined.push_back(err);
+    };
     CAF_REQUIRE(!check(wcfg));
     deref<node_stand_in>(node).state.port = port;
     exec = std::make_shared<executor>(sys, 0);
@@ -103,6 +110,7 @@ struct worker_fixture : unit_fixture {
   }
 
   worker_config wcfg;
+  std::vector<caf::error> joined;
   worker_link_actor port = stand_in(stand_in_port);
   node_actor node = stand_in(stand_in_node);
   worker_actor worker;
@@ -111,6 +119,18 @@ struct worker_fixture : unit_fixture {
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(worker_tests, worker_fixture)
+
+CAF_TEST(a worker reports its join : accepted or refused with the reason) {
+  CAF_REQUIRE_EQUAL(joined.size(), 1u);
+  CAF_CHECK_EQUAL(render(joined[0]), render(caf::error{}));
+  auto refusing = stand_in(stand_in_node);
+  deref<node_stand_in>(refusing).state.refuse = true;
+  keep(spawn_worker(sys, refusing, wcfg, exec));
+  sched.run();
+  CAF_REQUIRE_EQUAL(joined.size(), 2u);
+  CAF_CHECK_EQUAL(code_of(joined[1]), errc::invalid_argument);
+  CAF_CHECK(render(joined[1]).find("no room for w1") != std::string::npos);
+}
 
 CAF_TEST(a worker joins with its names and capacity) {
   auto& joins = deref<node_stand_in>(node).state.joins;

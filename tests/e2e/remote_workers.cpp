@@ -80,6 +80,9 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
   auto b = start_worker(s, "b", 8);
   CAF_REQUIRE(a != nullptr && b != nullptr);
   auto pid_a = std::stoi(s.wait_for("a.pid"));
+  // worker_node::wait_joined: each worker knows when its join was accepted.
+  CAF_CHECK_EQUAL(s.wait_for("a.joined"), "joined");
+  CAF_CHECK_EQUAL(s.wait_for("b.joined"), "joined");
   // Midway, while it runs attempts, worker a dies without a word.
   struct stat ledger;
   while (stat(s.path("a.ledger").c_str(), &ledger) != 0

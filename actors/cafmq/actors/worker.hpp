@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -48,6 +49,9 @@ struct worker_config {
   log_sink log = nullptr;
   /// Records below this level are dropped.
   log_level min_log_level = log_level::info;
+  /// Called once, on the worker actor, when the join ends: none when the
+  /// runner accepted it, else why not (refused, no answer). Must not block.
+  std::function<void(const caf::error&)> on_join = nullptr;
 };
 
 /// Checks `cfg` and fills in defaults; an error says what is wrong.
@@ -72,6 +76,10 @@ public:
   static caf::expected<std::unique_ptr<worker_node>>
   start(worker_config cfg, const node_endpoint& where,
         const tls_options& tls = {});
+
+  /// Blocks until the runner accepted the join (none), refused it (why), or
+  /// `timeout` passed (errc::node_unreachable, naming the timeout).
+  caf::error wait_joined(std::chrono::milliseconds timeout);
 
   /// Blocks until the worker ends: none when its runner let it go, else
   /// why (the join was refused, the runner node was lost).

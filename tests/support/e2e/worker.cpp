@@ -69,6 +69,9 @@ int run_worker(const arguments& args) {
   auto worker = actors::worker_node::start(cfg, where);
   if (!worker)
     return fail(node, worker.error());
+  if (auto err = (*worker)->wait_joined(std::chrono::minutes{1}))
+    return fail(node, err);
+  publish(dir + "/" + node + ".joined", "joined");
   if (auto err = (*worker)->wait()) {
     std::cerr << node << ": worker ended: " << render(err) << '\n';
     return 1;
