@@ -2,6 +2,7 @@
 #include "cafmq/actors/node.hpp"
 
 #include <map>
+#include <thread>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -262,33 +263,44 @@ caf::expected<node_actor> connect_node(caf::actor_system& sys,
   caf::scoped_actor self{sys};
   caf::strong_actor_ptr found;
   caf::error err;
-  self->request(mm, timeout, caf::connect_atom::value, where.host, where.port)
-    .receive(
-      [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
-          const std::set<std::string>& ifs) {
-        if (!ptr)
-          err = unreachable("nothing is published on this port");
-        else if (!sys.assignable<gate_actor>(ifs))
-          err = unreachable("the actor published there is not a cafmq gate "
-                            "(or its message types differ)");
-        else
-          found = std::move(ptr);
-      },
-      [&](caf::error& x) {
-        // A node that accepts the connection and drops it in the handshake
-        // is alive and refuses us: TLS without a client certificate, with
-        // one its CA did not sign, or TLS on one side only. (A dead node
-        // refuses the connection itself; a hung one lets it time out.)
-        if (x == caf::sec::disconnect_during_handshake)
-          err = make_error(
-            errc::access_denied,
-            where.host + ":" + std::to_string(where.port)
-              + ": the node closed the connection during the handshake: it "
-                "refused this peer (with TLS: no client certificate, one "
-                "signed by another CA, or TLS on one side only)");
-        else
-          err = unreachable(sys.render(x));
-      });
+  // A node that accepts the connection and drops it in the handshake is
+  // alive and refuses us: TLS without a client certificate, with one its CA
+  // did not sign, or TLS on one side only. (A dead node refuses the
+  // connection itself; a hung one lets it time out.) A node that was dying
+  // as we connected drops it too, so a drop counts only when it repeats.
+  for (int tries = 1;; ++tries) {
+    auto dropped = false;
+    self->request(mm, timeout, caf::connect_atom::value, where.host, where.port)
+      .receive(
+        [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+            const std::set<std::string>& ifs) {
+          if (!ptr)
+            err = unreachable("nothing is published on this port");
+          else if (!sys.assignable<gate_actor>(ifs))
+            err = unreachable("the actor published there is not a cafmq "
+                              "gate (or its message types differ)");
+          else
+            found = std::move(ptr);
+        },
+        [&](caf::error& x) {
+          if (x == caf::sec::disconnect_during_handshake)
+            dropped = true;
+          else
+            err = unreachable(sys.render(x));
+        });
+    if (!dropped)
+      break;
+    if (tries == 2) {
+      err = make_error(
+        errc::access_denied,
+        where.host + ":" + std::to_string(where.port)
+          + ": the node closed the connection during the handshake: it "
+            "refused this peer (with TLS: no client certificate, one "
+            "signed by another CA, or TLS on one side only)");
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
   if (err)
     return err;
   auto gate = caf::actor_cast<gate_actor>(std::move(found));
