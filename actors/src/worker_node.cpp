@@ -11,26 +11,22 @@
 
 namespace cafmq::actors {
 
-namespace {
-
-// The join's end, set once by the worker actor (worker_config::on_join).
-struct join_result {
-  std::mutex mtx;
-  std::condition_variable cv;
-  std::optional<caf::error> value;
-
-  void set(const caf::error& x) {
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      value = x;
-    }
-    cv.notify_all();
-  }
-};
-
-} // namespace
-
 struct worker_node::impl {
+  // The join's end, set once by the worker actor (worker_config::on_join).
+  struct join_result {
+    std::mutex mtx;
+    std::condition_variable cv;
+    std::optional<caf::error> value;
+
+    void set(const caf::error& x) {
+      {
+        std::lock_guard<std::mutex> guard{mtx};
+        value = x;
+      }
+      cv.notify_all();
+    }
+  };
+
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   worker_actor worker;
