@@ -13,11 +13,14 @@ namespace {
 /// Writes of a running handler: completion is recorded by the runtime when
 /// the handler returns (batched by the completer); checkpoints and manual
 /// keep-alives go to the database actor and wait for it, at most `timeout`.
+/// It holds the database actor weakly: a detached actor's thread waits
+/// until nothing holds the actor, and a handler left running at a stop
+/// must not keep the actor system's destructor waiting.
 class runtime_backend : public attempt_backend {
 public:
-  runtime_backend(caf::actor_system& sys, database_actor db,
-                  caf::timespan timeout)
-    : sys_(sys), db_(std::move(db)), timeout_(timeout) {
+  runtime_backend(caf::actor_system& sys, caf::weak_actor_ptr db,
+                  caf::timespan timeout, std::shared_ptr<executor::gate> gate)
+    : sys_(sys), db_(std::move(db)), timeout_(timeout), gate_(std::move(gate)) {
     // nop
   }
 
@@ -27,19 +30,27 @@ public:
 
   caf::error checkpoint(const attempt_ref& x,
                         const cafmq::checkpoint& cp) override {
+    auto open = enter();
+    auto db = database();
+    if ((gate_ && !open) || !db)
+      return abandoned(x);
     caf::error result;
     caf::scoped_actor self{sys_};
-    self->request(db_, timeout_, checkpt_atom::value, x, cp)
+    self->request(db, timeout_, checkpt_atom::value, x, cp)
       .receive([](bool) {}, [&](caf::error& err) { result = std::move(err); });
     return result;
   }
 
   caf::error keep_alive(const attempt_ref& x,
                         std::chrono::microseconds lease) override {
+    auto open = enter();
+    auto db = database();
+    if ((gate_ && !open) || !db)
+      return abandoned(x);
     caf::error result;
     caf::scoped_actor self{sys_};
     self
-      ->request(db_, timeout_, renew_atom::value, std::vector<attempt_ref>{x},
+      ->request(db, timeout_, renew_atom::value, std::vector<attempt_ref>{x},
                 caf::timespan{lease})
       .receive(
         [&](const std::vector<lease_state>& owned) {
@@ -51,20 +62,77 @@ public:
   }
 
 private:
+  database_actor database() const {
+    return caf::actor_cast<database_actor>(db_.lock());
+  }
+
+  std::shared_lock<std::shared_mutex> enter() {
+    return gate_ ? gate_->enter() : std::shared_lock<std::shared_mutex>{};
+  }
+
+  // The runtime stopped without waiting for this handler.
+  static caf::error abandoned(const attempt_ref& x) {
+    return make_error(errc::stale_attempt,
+                      "attempt " + std::to_string(x.attempt) + " of task "
+                        + to_string(x.id)
+                        + " is not current: the runtime stopped and handed "
+                          "it back");
+  }
+
   caf::actor_system& sys_;
-  database_actor db_;
+  caf::weak_actor_ptr db_;
   caf::timespan timeout_;
+  std::shared_ptr<executor::gate> gate_;
+};
+
+class scheduler_backend : public attempt_backend {
+public:
+  explicit scheduler_backend(std::string task) : task_(std::move(task)) {
+    // nop
+  }
+
+  caf::error complete(const attempt_ref&, const std::string&) override {
+    return caf::none;
+  }
+
+  caf::error checkpoint(const attempt_ref&, const cafmq::checkpoint&) override {
+    return refused("checkpoint(cp)");
+  }
+
+  caf::error keep_alive(const attempt_ref&,
+                        std::chrono::microseconds) override {
+    return refused("keep_alive()");
+  }
+
+private:
+  caf::error refused(const char* what) const {
+    return make_error(errc::invalid_argument,
+                      "task " + task_ + " is non-blocking (it runs on a "
+                        + "scheduler thread): " + what
+                        + " would block that thread while it waits for the "
+                          "database; checkpoint in the handler's own "
+                          "transaction (checkpoint(tx, cp)), or make the "
+                          "task blocking");
+  }
+
+  std::string task_;
 };
 
 } // namespace
 
+std::shared_ptr<attempt_backend> nonblocking_backend(const std::string& task) {
+  return std::make_shared<scheduler_backend>(task);
+}
+
 task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
-                         caf::actor_system& sys, const database_actor& db,
+                         caf::actor_system& sys, const caf::weak_actor_ptr& db,
                          caf::timespan timeout, const claimed_task& data,
-                         const std::shared_ptr<cancellation>& token) {
-  return run_attempt(tasks, filter,
-                     std::make_shared<runtime_backend>(sys, db, timeout), data,
-                     token);
+                         const std::shared_ptr<cancellation>& token,
+                         std::shared_ptr<executor::gate> gate) {
+  return run_attempt(
+    tasks, filter,
+    std::make_shared<runtime_backend>(sys, db, timeout, std::move(gate)), data,
+    token);
 }
 
 task_outcome run_attempt(const registry& tasks, const failure_filter& filter,

@@ -12,6 +12,7 @@
 #include "cafmq/actors/detail/protocol.hpp"
 #include "cafmq/registry.hpp"
 #include "cafmq/task_backend.hpp"
+#include "executor.hpp"
 
 namespace cafmq::actors {
 
@@ -47,11 +48,22 @@ task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
                          const std::shared_ptr<cancellation>& token);
 
 /// Runs one attempt's handler on the calling thread and judges its outcome.
-/// Checkpoints and keep-alives go to `db`, each bounded by `timeout`.
+/// Checkpoints and keep-alives go to `db` (a database_actor, held weakly),
+/// each bounded by `timeout`, and through `gate` if there is one (an
+/// executor thread's): once it closed, or the actor is gone, they fail as
+/// stale and leave `sys` alone.
 task_outcome run_attempt(const registry& tasks, const failure_filter& filter,
-                         caf::actor_system& sys, const database_actor& db,
+                         caf::actor_system& sys, const caf::weak_actor_ptr& db,
                          caf::timespan timeout, const claimed_task& data,
-                         const std::shared_ptr<cancellation>& token);
+                         const std::shared_ptr<cancellation>& token,
+                         std::shared_ptr<executor::gate> gate = nullptr);
+
+/// The writes of a non-blocking handler, which runs on a scheduler thread:
+/// completion is recorded when it returns; `checkpoint` and `keep_alive`
+/// are refused with `errc::invalid_argument` (waiting for the database
+/// would block the scheduler thread), `checkpoint(tx)` and `complete(tx)`
+/// in the handler's own transaction work.
+std::shared_ptr<attempt_backend> nonblocking_backend(const std::string& task);
 
 /// The outcome of an attempt that never started: a stop gives it back, a
 /// lost lease leaves nothing to write, a cancel (or a limit) ends it like a

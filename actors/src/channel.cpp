@@ -94,7 +94,8 @@ task_event written_event(const attempt& x, const runtime_context& ctx) {
   auto kind = task_event::completed;
   if (x.outcome.kind == task_outcome::failed)
     kind = task_event::failed;
-  else if (x.outcome.kind == task_outcome::released)
+  else if (x.outcome.kind == task_outcome::released
+           || x.outcome.kind == task_outcome::abandoned)
     kind = task_event::released;
   auto result = make_event(kind, x.task, ctx);
   result.error = x.outcome.error;
@@ -117,7 +118,8 @@ void count_ending(runtime_metrics& metrics, const attempt& x,
       && outcome.kind != task_outcome::recorded)
     return;
   auto how = ending::completed;
-  if (outcome.kind == task_outcome::released)
+  if (outcome.kind == task_outcome::released
+      || outcome.kind == task_outcome::abandoned)
     how = ending::released;
   else if (outcome.kind == task_outcome::failed)
     how = x.stopped_by == cancel_reason::cancelled ? ending::cancelled
@@ -152,6 +154,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
         ++counts.failed;
         break;
       case task_outcome::released:
+      case task_outcome::abandoned:
         ++counts.released;
         break;
       case task_outcome::recorded:

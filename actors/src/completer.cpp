@@ -40,6 +40,8 @@ write_batch to_batch(const std::vector<pending_outcome>& xs) {
       batch.failed.push_back({outcome.ref, outcome.error, outcome.retryable});
     else if (outcome.kind == task_outcome::released)
       batch.released.push_back(outcome.ref);
+    else if (outcome.kind == task_outcome::abandoned)
+      batch.abandoned.push_back(outcome.ref);
   }
   return batch;
 }

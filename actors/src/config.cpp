@@ -109,7 +109,7 @@ config::config() {
     .add(max_poll_wait, "max-poll-wait",
          with_default("longest sleep between claims", max_poll_wait))
     .add(shutdown_timeout, "shutdown-timeout",
-         with_default("how long a stop waits for running handlers",
+         with_default("bound of a whole graceful stop, handler grace included",
                       shutdown_timeout))
     .add(migrate, "migrate", with_default("apply migrations at start", migrate))
     .add(retention, "retention",

@@ -146,7 +146,7 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
     [=](record_atom, const write_batch& batch) {
       return self->state.with_connection([&](queue_connection& c) {
         return to_reply(c.record(batch.completed, batch.failed, batch.released,
-                                 batch.results));
+                                 batch.results, batch.abandoned));
       });
     },
     [=](renew_atom, const std::vector<attempt_ref>& xs, caf::timespan lease) {

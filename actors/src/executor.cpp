@@ -7,8 +7,6 @@
 #include <mutex>
 #include <thread>
 
-#include <caf/actor_system.hpp>
-
 namespace cafmq::actors {
 
 using clock_type = std::chrono::steady_clock;
@@ -28,6 +26,7 @@ struct executor::shared {
   std::size_t tickets = 0;
   std::size_t productive;
   clock_type::duration blocked_after;
+  std::shared_ptr<executor::gate> gate = std::make_shared<executor::gate>();
 
   // Wakes sleeping threads for waiting jobs: up to `productive` threads
   // that are awake and not blocked, and (from the monitor) at least as many
@@ -61,8 +60,7 @@ struct executor::shared {
   }
 };
 
-executor::executor(caf::actor_system& sys, std::size_t threads,
-                   std::size_t productive,
+executor::executor(std::size_t threads, std::size_t productive,
                    std::chrono::microseconds blocked_after)
   : st_(std::make_shared<shared>()) {
   if (productive == 0)
@@ -74,9 +72,7 @@ executor::executor(caf::actor_system& sys, std::size_t threads,
   // they start wakes only the ones it needs.
   st_->sleeping = threads;
   for (std::size_t i = 0; i < threads; ++i) {
-    sys.inc_detached_threads();
-    std::thread{[st = st_, &sys, i] {
-      sys.thread_started();
+    std::thread{[st = st_, i] {
       std::unique_lock<std::mutex> guard{st->mtx};
       auto sleep = [&] {
         st->cv.wait(guard, [&] { return st->closed || st->tickets > 0; });
@@ -102,18 +98,13 @@ executor::executor(caf::actor_system& sys, std::size_t threads,
         ++st->sleeping;
         sleep();
       }
-      guard.unlock();
-      sys.thread_terminates();
-      sys.dec_detached_threads();
     }}.detach();
   }
   if (threads == 0)
     return;
   // The monitor: while jobs wait, every `blocked_after` it wakes threads for
   // those whose handlers block.
-  sys.inc_detached_threads();
-  std::thread{[st = st_, &sys] {
-    sys.thread_started();
+  std::thread{[st = st_] {
     std::unique_lock<std::mutex> guard{st->mtx};
     while (!st->closed) {
       if (st->jobs.empty()) {
@@ -124,9 +115,6 @@ executor::executor(caf::actor_system& sys, std::size_t threads,
       if (!st->closed)
         st->wake(true);
     }
-    guard.unlock();
-    sys.thread_terminates();
-    sys.dec_detached_threads();
   }}.detach();
 }
 
@@ -136,11 +124,18 @@ executor::~executor() {
 
 void executor::close() {
   std::deque<job> dropped;
-  std::lock_guard<std::mutex> guard{st_->mtx};
-  st_->closed = true;
-  dropped.swap(st_->jobs);
-  st_->cv.notify_all();
-  st_->monitor_cv.notify_all();
+  {
+    std::lock_guard<std::mutex> guard{st_->mtx};
+    st_->closed = true;
+    dropped.swap(st_->jobs);
+    st_->cv.notify_all();
+    st_->monitor_cv.notify_all();
+  }
+  st_->gate->close();
+}
+
+std::shared_ptr<executor::gate> executor::system_gate() const {
+  return st_->gate;
 }
 
 void executor::post(std::vector<job> xs) {

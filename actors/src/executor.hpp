@@ -14,14 +14,19 @@
 // blocked, so handlers that wait (I/O, sleeps) still get every thread within
 // a few milliseconds, and short handlers run back to back on a few threads
 // without a futex storm over the queue.
+//
+// The threads are the executor's own, not the actor system's: neither the
+// runtime's stop nor the system's destructor waits for a handler that
+// ignores its cancel. A handler thread reaches the actor system only
+// through the executor's gate (`enter`), which `close` shuts: after that,
+// a thread left running never touches a system that may be gone.
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <shared_mutex>
 #include <vector>
-
-#include <caf/fwd.hpp>
 
 #include "cafmq/claimed_task.hpp"
 
@@ -38,8 +43,7 @@ public:
   /// before more are woken (0: the number of cores, at least 2). With no
   /// threads, jobs wait until `run_queued` (deterministic tests run the
   /// production jobs this way, on the test's thread).
-  executor(caf::actor_system& sys, std::size_t threads,
-           std::size_t productive = 0,
+  executor(std::size_t threads, std::size_t productive = 0,
            std::chrono::microseconds blocked_after
            = std::chrono::microseconds{250});
 
@@ -47,10 +51,37 @@ public:
   /// have not started are dropped.
   ~executor();
 
+  /// The gate between handler threads and the actor system: open until
+  /// `close`. A job holds it open while it uses the system.
+  class gate {
+  public:
+    /// Holds the gate open; empty (false) once it is closed.
+    std::shared_lock<std::shared_mutex> enter() {
+      std::shared_lock<std::shared_mutex> guard{mtx_};
+      if (closed_)
+        guard.unlock();
+      return guard;
+    }
+
+    /// Waits for the calls inside, then closes.
+    void close() {
+      std::unique_lock<std::shared_mutex> guard{mtx_};
+      closed_ = true;
+    }
+
+  private:
+    std::shared_mutex mtx_;
+    bool closed_ = false;
+  };
+
+  /// This executor's gate.
+  std::shared_ptr<gate> system_gate() const;
+
   /// Queues jobs in order.
   void post(std::vector<job> xs);
 
-  /// Ends the threads after their current job; drops jobs not started.
+  /// Ends the threads after their current job; drops jobs not started;
+  /// closes the gate (waiting for calls inside it).
   void close();
 
   /// Runs every queued job on the calling thread, in order; returns how

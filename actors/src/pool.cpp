@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/detail/pool.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <unordered_map>
@@ -40,6 +41,7 @@ running_attempt& add_running(pool_ptr self, const claimed_task& task,
   auto& x = (*st.running)[attempt_ref{task.id, task.attempt}];
   x = running_attempt{};
   x.owner = std::move(owner);
+  x.name = task.name;
   x.token = std::make_shared<cancellation>();
   x.filter = st.ctx->filter_of(task.name);
   x.pooled = pooled;
@@ -122,22 +124,30 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
   auto token = x.token;
   auto filter = x.filter;
   auto instruments = x.metrics;
+  // The thread reaches the actor system only through the executor's gate,
+  // and holds the (detached) database actor only weakly: a handler
+  // abandoned at a stop may return after the system is gone, and must not
+  // keep its destructor waiting.
   auto run = [task = std::move(task), token, filter, owner, instruments,
               pool = caf::actor_cast<pool_actor>(self), &sys = self->system(),
-              ctx = st.ctx, db = st.db, ref, box = st.outbox] {
+              ctx = st.ctx, db = caf::actor_cast<caf::weak_actor_ptr>(st.db),
+              ref, box = st.outbox, gate = st.exec->system_gate()] {
     task_outcome outcome;
     if (token->cancelled()) {
       outcome = unstarted_outcome(ref, token->reason(), filter);
     } else {
-      ctx->started->add(ref.id, ref.attempt);
-      arm_timeout(task, owner);
-      ctx->started->enter();
+      {
+        auto open = gate->enter();
+        if (!open)
+          return;
+        ctx->started->add(ref.id, ref.attempt);
+        arm_timeout(task, owner);
+      }
       auto t0 = std::chrono::steady_clock::now();
       outcome = run_attempt(*ctx->cfg.tasks, filter, sys, db,
-                            ctx->request_timeout(), task, token);
+                            ctx->request_timeout(), task, token, gate);
       if (instruments != nullptr)
         ctx->metrics->ran(*instruments, std::chrono::steady_clock::now() - t0);
-      ctx->started->leave();
     }
     if (box->put(std::move(outcome)))
       caf::anon_send(pool, collect_atom::value);
@@ -153,21 +163,19 @@ void run_inline(pool_ptr self, claimed_task task, channel_actor owner) {
   auto filter = x.filter;
   ++st.scheduled;
   arm_timeout(task, owner);
-  auto job = self->spawn(
-    [task = std::move(task), token, filter,
-     pool = caf::actor_cast<pool_actor>(self), ctx = st.ctx,
-     db = st.db](job_actor::pointer me) -> job_actor::behavior_type {
-      return {
-        [=](run_atom) {
-          ctx->started->enter();
-          auto outcome = run_attempt(*ctx->cfg.tasks, filter, me->system(), db,
-                                     ctx->request_timeout(), task, token);
-          ctx->started->leave();
-          me->send(pool, done_atom::value, std::move(outcome));
-          me->quit();
-        },
-      };
-    });
+  auto job = self->spawn([task = std::move(task), token, filter,
+                          pool = caf::actor_cast<pool_actor>(self),
+                          ctx = st.ctx](
+                           job_actor::pointer me) -> job_actor::behavior_type {
+    return {
+      [=](run_atom) {
+        auto outcome = run_attempt(*ctx->cfg.tasks, filter,
+                                   nonblocking_backend(task.name), task, token);
+        me->send(pool, done_atom::value, std::move(outcome));
+        me->quit();
+      },
+    };
+  });
   self->send(job, run_atom::value);
 }
 
@@ -214,6 +222,85 @@ void fire(pool_ptr self, const attempt_ref& ref, running_attempt& x,
                      ref);
 }
 
+// An owner (a channel actor) ended, a crash or a restart: nobody is left to
+// write what its attempts return. Their tokens fire (reason lost), handler
+// actors get their grace, workers are told, and what they return later
+// goes to the dead owner, that is nowhere; the ones that have not started
+// never do. Their leases lapse, and another claim runs them again.
+bool owner_down(pool_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (st.owners.erase(msg.source) == 0)
+    return false;
+  auto orphaned = [&](const channel_actor& owner) {
+    return owner.address() == msg.source;
+  };
+  std::vector<task_outcome> unstarted;
+  int running = 0;
+  for (auto& [ref, x] : *st.running) {
+    if (!orphaned(x.owner))
+      continue;
+    if (x.pooled && st.exec->take(ref)) {
+      unstarted.push_back(unstarted_outcome(ref, cancel_reason::lost, nullptr));
+      continue;
+    }
+    ++running;
+    if (x.port)
+      self->send(x.port, cancel_atom::value, ref, cancel_reason::lost);
+    else
+      fire(self, ref, x, cancel_reason::lost);
+  }
+  // First the waiting ones, which the freed slots would start.
+  auto drop = [&](waiting_list& xs) {
+    xs.erase(std::remove_if(xs.begin(), xs.end(),
+                            [&](auto& w) { return orphaned(w.second); }),
+             xs.end());
+  };
+  drop(st.waiting);
+  for (auto& kvp : st.remote_waiting)
+    drop(kvp.second);
+  for (auto& outcome : unstarted)
+    report(self, std::move(outcome));
+  if (running > 0 || !unstarted.empty())
+    st.ctx->log(log_level::warning,
+                "a channel actor ended while its attempts ran: they are "
+                "cancelled, and what they return is not written",
+                {{"running", running},
+                 {"unstarted", static_cast<int>(unstarted.size())}});
+  flush(self);
+  return true;
+}
+
+// The stop's bound passed: function handlers that still run ignore their
+// cancel. Their attempts are handed back now, and what the handlers return
+// later is dropped. Their threads are not waited for: an executor thread
+// ends with its handler, or with the process.
+void abandon_handlers(pool_ptr self) {
+  auto& st = self->state;
+  std::vector<task_outcome> given_up;
+  for (auto& [ref, x] : *st.running) {
+    if (x.handler || x.port)
+      continue;
+    // A pooled attempt still waiting for a thread ends as unstarted.
+    if (x.pooled && st.exec->take(ref)) {
+      given_up.push_back(
+        unstarted_outcome(ref, cancel_reason::shutdown, x.filter));
+      continue;
+    }
+    st.ctx->log(
+      log_level::warning,
+      "abandoning a handler that ignores its cancel: its attempt "
+      "is handed back, and its thread is not waited for",
+      {{"task", x.name}, {"id", to_string(ref.id)}, {"attempt", ref.attempt}});
+    task_outcome outcome;
+    outcome.ref = ref;
+    outcome.kind = task_outcome::abandoned;
+    given_up.push_back(std::move(outcome));
+  }
+  for (auto& outcome : given_up)
+    report(self, std::move(outcome));
+  flush(self);
+}
+
 pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
                                std::shared_ptr<executor> exec,
                                database_actor db) {
@@ -235,12 +322,14 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
     }
   });
   self->set_down_handler([=](caf::down_msg& msg) {
-    if (!worker_down(self, msg))
+    if (!worker_down(self, msg) && !owner_down(self, msg))
       handler_down(self, msg);
   });
   return {
     [=](run_atom, std::vector<claimed_task>& tasks) {
       auto owner = caf::actor_cast<channel_actor>(self->current_sender());
+      if (self->state.owners.insert(owner.address()).second)
+        self->monitor(owner);
       for (auto& task : tasks)
         start(self, std::move(task), owner);
       flush(self);
@@ -291,6 +380,7 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
       flush(self);
     },
     [=](kill_atom, const attempt_ref& ref) { kill_handler(self, ref); },
+    [=](abandon_atom) { abandon_handlers(self); },
     [=](join_atom, worker_offer& offer, worker_actor& worker) {
       return join_worker(self, std::move(offer), std::move(worker));
     },

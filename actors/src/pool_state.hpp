@@ -7,6 +7,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,8 @@ namespace cafmq::actors::pool_impl {
 
 struct running_attempt {
   channel_actor owner;
+  // The task's name, for the log.
+  std::string name;
   std::shared_ptr<cancellation> token;
   failure_filter filter;
   // A handler actor's handle; invalid for function handlers.
@@ -75,6 +78,8 @@ struct pool_state {
   std::unordered_map<std::string, waiting_list> remote_waiting;
   // Told what the workers offer.
   offer_listener_actor offers_to;
+  // The owners (channels) monitored: the first attempt of each.
+  std::set<caf::actor_addr> owners;
   bool stopping = false;
   static inline const char* name = "cafmq.pool";
 };

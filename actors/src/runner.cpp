@@ -222,6 +222,14 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
   auto conn = open_at_start(cfg);
   if (!conn)
     return std::move(conn.error());
+  if (startup_options_refused(cfg.database_url))
+    logger{cfg.log, cfg.min_log_level}(
+      log_level::warning,
+      "the server refused the startup parameter `options` (PgBouncer "
+      "without ignore_startup_parameters = options): cafmq connects without "
+      "it, so statement_timeout and idle_in_transaction_session_timeout are "
+      "the server's; set them on the role (ALTER ROLE ... SET), or with "
+      "session pooling set send-session-settings=false");
   // Either way, a database whose applied migrations differ from this
   // binary's is refused.
   if (cfg.migrate) {
@@ -303,7 +311,6 @@ caf::expected<runtime_actor> spawn_runner(caf::actor_system& sys,
 }
 
 struct runner::impl {
-  // On the heap: a system left to the process's exit keeps its config.
   std::unique_ptr<caf::actor_system_config> cfg
     = std::make_unique<caf::actor_system_config>();
   std::unique_ptr<caf::actor_system> sys;
@@ -323,15 +330,6 @@ struct runner::impl {
   // Stopped by stop() once the handlers are done, so that no scheduler
   // thread of the runtime waits for the dashboard's threads.
   std::shared_ptr<web::dashboard> board;
-  // What started; handlers still inside after the stop are not waited for.
-  std::shared_ptr<started_attempts> started
-    = std::make_shared<started_attempts>();
-  std::string database_url;
-  connection_options connection;
-  std::shared_ptr<const logger> log;
-  // Handlers ignored their cancel past the stop's bound: the actor system
-  // would wait for their threads, so it is left to the process's exit.
-  bool leave_system = false;
 };
 
 runner::runner(std::unique_ptr<impl> ptr) : impl_(std::move(ptr)) {
@@ -340,10 +338,6 @@ runner::runner(std::unique_ptr<impl> ptr) : impl_(std::move(ptr)) {
 
 runner::~runner() {
   stop();
-  if (impl_->leave_system) {
-    (void)impl_->sys.release();
-    (void)impl_->cfg.release();
-  }
 }
 
 caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
@@ -358,20 +352,15 @@ caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   if (cfg.publish.enabled() || !isolated_tasks(cfg)->empty())
     enable_nodes(*ptr->cfg, cfg.publish.tls);
   ptr->sys = std::make_unique<caf::actor_system>(*ptr->cfg);
-  ptr->stop_bound
-    = cfg.shutdown_timeout + cfg.handler_grace + 2 * cfg.request_timeout;
+  // A safety net: the runtime answers within the shutdown timeout and the
+  // read of its final counters.
+  ptr->stop_bound = cfg.shutdown_timeout + 2 * cfg.request_timeout;
   ptr->request_timeout = cfg.request_timeout;
-  ptr->database_url = cfg.database_url;
-  ptr->connection = connection_for(cfg, "stop");
-  ptr->log = std::make_shared<logger>(cfg.log ? cfg.log : stderr_sink(),
-                                      cfg.min_log_level);
-  auto runtime = start_runtime(
-    *ptr->sys, std::move(cfg), ptr->port, ptr->board,
-    [final = ptr->final](const runner_stats& x) {
-      std::lock_guard<std::mutex> guard{final->mtx};
-      final->value = x;
-    },
-    ptr->started);
+  auto runtime = start_runtime(*ptr->sys, std::move(cfg), ptr->port, ptr->board,
+                               [final = ptr->final](const runner_stats& x) {
+                                 std::lock_guard<std::mutex> guard{final->mtx};
+                                 final->value = x;
+                               });
   if (!runtime)
     return std::move(runtime.error());
   ptr->runtime = std::move(*runtime);
@@ -389,45 +378,6 @@ void runner::stop() {
   if (impl_->board)
     impl_->board->stop();
   caf::anon_send_exit(impl_->runtime, caf::exit_reason::user_shutdown);
-  // The stop waited shutdown_timeout + handler_grace for the handlers.
-  // Those still inside ignore their cancel: their attempts go back to the
-  // queue now, and nothing waits for their threads.
-  auto stuck = impl_->started->in_handlers();
-  if (stuck == 0)
-    return;
-  impl_->leave_system = true;
-  auto attempts = impl_->started->snapshot();
-  std::string ids = "{";
-  std::string numbers = "{";
-  for (auto& [id, attempt] : attempts) {
-    if (ids.size() > 1) {
-      ids += ',';
-      numbers += ',';
-    }
-    ids += to_string(id);
-    numbers += std::to_string(attempt);
-  }
-  ids += '}';
-  numbers += '}';
-  int handed_back = 0;
-  std::string failure;
-  try {
-    auto conn = open_connection(impl_->database_url, impl_->connection);
-    if (!conn)
-      throw std::runtime_error(render(conn.error()));
-    pqxx::nontransaction tx{**conn};
-    handed_back
-      = tx.exec_params1(sql::hand_back_attempts, ids, numbers)[0].as<int>();
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  (*impl_->log)(log_level::warning,
-                "handlers ignore their cancel after the shutdown timeout: "
-                "their attempts are handed back, and their threads are left "
-                "to the process's exit",
-                {{"handlers", stuck},
-                 {"handed_back", handed_back},
-                 {"error", failure.empty() ? "none" : failure}});
 }
 
 runner_stats runner::stats() {

@@ -8,7 +8,6 @@
 // after it died gives claimed-ahead attempts that never started their
 // attempt back. Thread-safe: executor threads add what they start.
 
-#include <atomic>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -62,23 +61,7 @@ public:
     changed_ = true;
   }
 
-  /// A thread enters or leaves a function handler (executor threads and
-  /// the scheduler's): a stop that finds handlers still inside after its
-  /// bound does not wait for them (runner::stop).
-  void enter() {
-    ++in_handlers_;
-  }
-
-  void leave() {
-    --in_handlers_;
-  }
-
-  int in_handlers() const {
-    return in_handlers_;
-  }
-
 private:
-  std::atomic<int> in_handlers_{0};
   std::mutex mtx_;
   std::unordered_map<uuid, int> ids_;
   bool changed_ = false;

@@ -59,11 +59,20 @@ void quit_now(supervisor_ptr self, bool ok) {
   });
 }
 
+// The part of the shutdown timeout kept for the writes after the handlers:
+// a fifth of it, at most a second.
+caf::timespan stop_reserve(const runner_config& cfg) {
+  return std::min<caf::timespan>(std::chrono::seconds{1},
+                                 cfg.shutdown_timeout / 5);
+}
+
 void flush_and_quit(supervisor_ptr self) {
   auto& st = self->state;
-  // Bounded: with the database gone, unwritten outcomes are left to lease
-  // expiry rather than blocking the stop forever.
-  self->request(st.completer, st.ctx->request_timeout(), flush_atom::value)
+  // Bounded by the stop's reserve: with the database gone, unwritten
+  // outcomes are left to lease expiry rather than overrunning the stop.
+  auto bound = std::max<caf::timespan>(stop_reserve(st.ctx->cfg),
+                                       std::chrono::milliseconds{100});
+  self->request(st.completer, bound, flush_atom::value)
     .then([=](bool) { quit_now(self, true); },
           [=](caf::error& err) {
             self->state.ctx->log(log_level::error,
@@ -82,18 +91,30 @@ void begin_stop(supervisor_ptr self) {
   auto& cfg = st.ctx->cfg;
   st.ctx->log(log_level::info, "stopping",
               {{"shutdown_timeout_ms", cfg.shutdown_timeout.count()}});
-  self->delayed_send(self, cfg.shutdown_timeout, abandon_atom::value);
-  caf::timespan bound
-    = cfg.shutdown_timeout + cfg.handler_grace + std::chrono::milliseconds{100};
-  self->request(st.dispatcher, bound, drain_atom::value)
+  // The whole stop fits in the shutdown timeout: handlers run until the
+  // handler grace and the reserve are left, then their cancel fires; at
+  // the reserve, handler actors are killed (pool) and function handlers
+  // still running are abandoned, their attempts handed back; the reserve
+  // writes the last outcomes.
+  caf::timespan total = cfg.shutdown_timeout;
+  auto reserve = stop_reserve(cfg);
+  auto give_up_at = total - reserve;
+  auto cancel_at
+    = std::max<caf::timespan>(caf::timespan{0}, give_up_at - cfg.handler_grace);
+  if (cancel_at.count() == 0)
+    self->send(self, abandon_atom::value);
+  else
+    self->delayed_send(self, cancel_at, abandon_atom::value);
+  self->delayed_send(st.pool, give_up_at, abandon_atom::value);
+  self->request(st.dispatcher, total, drain_atom::value)
     .then([=](bool) { flush_and_quit(self); },
           [=](caf::error& err) {
-            // Handlers that ignore their cancel: runner::stop hands their
-            // attempts back (or, after a crash, other runners take them over
-            // or their leases expire); a late outcome is fenced.
+            // Attempts on joined workers that did not report in time: after
+            // a crash, other runners take them over or their leases expire;
+            // a late outcome is fenced.
             self->state.ctx->log(log_level::warning,
-                                 "handlers still running after the shutdown "
-                                 "timeout and the handler grace",
+                                 "attempts still running at the shutdown "
+                                 "timeout",
                                  {{"error", render(err)}});
             flush_and_quit(self);
           });
@@ -147,9 +168,9 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   if (st.parts.listener)
     st.listen_guard = std::make_shared<connection_guard>();
   if (!st.parts.make_executor)
-    st.parts.make_executor = [ctx = st.ctx, &sys = self->system()] {
+    st.parts.make_executor = [ctx = st.ctx] {
       return std::make_shared<executor>(
-        sys, static_cast<std::size_t>(ctx->cfg.max_concurrency));
+        static_cast<std::size_t>(ctx->cfg.max_concurrency));
     };
   st.claim_db = make_db(self, true);
   st.write_db = make_db(self, false);
@@ -239,7 +260,8 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
         return;
       st.abandoned = true;
       st.ctx->log(log_level::info,
-                  "shutdown timeout passed, cancelling running handlers");
+                  "cancelling running handlers: the handler grace and the "
+                  "stop's reserve are left of the shutdown timeout");
       self->send(st.dispatcher, abandon_atom::value);
     },
     [=](restart_atom, const std::string&) { may_restart(self); },

@@ -24,8 +24,9 @@ namespace {
 class port_backend : public attempt_backend {
 public:
   port_backend(caf::actor_system& sys, worker_link_actor port,
-               caf::timespan timeout)
-    : sys_(sys), port_(std::move(port)), timeout_(timeout) {
+               caf::timespan timeout, std::shared_ptr<executor::gate> gate)
+    : sys_(sys), port_(std::move(port)), timeout_(timeout),
+      gate_(std::move(gate)) {
     // nop
   }
 
@@ -55,6 +56,13 @@ public:
 private:
   template <class... Ts>
   caf::error call(Ts&&... xs) {
+    // The worker stopped without waiting for this handler (its executor
+    // closed): the actor system may be gone.
+    auto open = gate_->enter();
+    if (!open)
+      return make_error(errc::stale_attempt,
+                        "the worker stopped and no longer reports this "
+                        "attempt");
     caf::error result;
     caf::scoped_actor self{sys_};
     self->request(port_, timeout_, std::forward<Ts>(xs)...)
@@ -65,6 +73,7 @@ private:
   caf::actor_system& sys_;
   worker_link_actor port_;
   caf::timespan timeout_;
+  std::shared_ptr<executor::gate> gate_;
 };
 
 // The worker's own interface: its public one, and the executor threads'
@@ -119,7 +128,8 @@ void run(worker_ptr self, std::vector<claimed_task>& tasks) {
     auto token = std::make_shared<cancellation>();
     st.running.emplace(ref, worker_state::held{token, task.name});
     auto backend = std::make_shared<port_backend>(
-      self->system(), st.port, caf::timespan{st.cfg->request_timeout});
+      self->system(), st.port, caf::timespan{st.cfg->request_timeout},
+      st.exec->system_gate());
     auto job = [task = std::move(task), token, ref, cfg = st.cfg, backend,
                 box = st.outbox,
                 me = caf::actor_cast<worker_impl_actor>(self)] {
@@ -248,7 +258,7 @@ caf::error check(worker_config& cfg) {
 worker_actor spawn_worker(caf::actor_system& sys, node_actor node,
                           worker_config cfg) {
   auto exec
-    = std::make_shared<executor>(sys, static_cast<std::size_t>(cfg.capacity));
+    = std::make_shared<executor>(static_cast<std::size_t>(cfg.capacity));
   return spawn_worker(sys, std::move(node), std::move(cfg), std::move(exec));
 }
 

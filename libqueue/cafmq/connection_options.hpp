@@ -12,11 +12,15 @@
 // parameter `options` (`-c statement_timeout=...`), where they rank above
 // `ALTER ROLE ... SET`; leave one empty to keep the server's value.
 // PgBouncer refuses the startup parameter `options` unless its
-// `ignore_startup_parameters` lists it, and then drops it: set
-// `send_session_settings` to false there, and cafmq runs `SET` right after
-// connecting instead. That suits session pooling only: with transaction
-// pooling a `SET` lands on whichever server connection served it, so leave
-// both timeouts empty and set them on the role.
+// `ignore_startup_parameters` lists it, and then drops it. `open_connection`
+// notices the refusal ("unsupported startup parameter: options"), connects
+// again without `options` (the two timeouts are then the server's), and
+// does so at once for that URL from then on; `startup_options_refused`
+// tells whoever logs. To choose instead: with session pooling set
+// `send_session_settings` to false, and cafmq runs `SET` right after
+// connecting; with transaction pooling a `SET` lands on whichever server
+// connection served it, so leave both timeouts empty and set them on the
+// role.
 //
 // The other settings are libpq's, on the client's TCP socket (nothing on a
 // Unix socket): keepalives find a peer that vanished while the connection is
@@ -94,5 +98,10 @@ connection_string(const std::string& url, const connection_options& opts = {});
 /// watches the first socket only.
 caf::expected<std::shared_ptr<pqxx::connection_base>>
 open_connection(const std::string& url, const connection_options& opts = {});
+
+/// True once a server at `url` refused the startup parameter `options` in
+/// this process (PgBouncer without `ignore_startup_parameters = options`):
+/// `open_connection` connects to it without `options` since. Thread-safe.
+bool startup_options_refused(const std::string& url);
 
 } // namespace cafmq

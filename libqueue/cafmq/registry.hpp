@@ -56,7 +56,9 @@ struct task_definition {
   /// blocks and returns quickly, so the runtime runs it on the actor
   /// scheduler and saves two thread switches per attempt (like an async
   /// handler on an event loop). A blocking handler marked false stalls the
-  /// runtime.
+  /// runtime. Such a handler's `checkpoint(cp)` and `keep_alive()` are
+  /// refused (`errc::invalid_argument`): they would wait for the database on
+  /// a scheduler thread; `checkpoint(tx, cp)` and `complete(tx)` work.
   bool blocking = true;
   /// True: the handler runs in a worker process that the runner starts and
   /// supervises (process isolation, see cafmq/actors/isolation.hpp). A

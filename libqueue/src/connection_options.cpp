@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -260,19 +262,69 @@ caf::expected<std::string> connection_string(const std::string& url,
   return std::move(result->conninfo);
 }
 
+namespace {
+
+// The URLs whose servers refused the startup parameter `options`.
+struct refusals {
+  std::mutex mtx;
+  std::set<std::string> urls;
+};
+
+refusals& refused_urls() {
+  static refusals instance;
+  return instance;
+}
+
+bool refuses_options(const std::string& url) {
+  auto& xs = refused_urls();
+  std::lock_guard<std::mutex> guard{xs.mtx};
+  return xs.urls.count(url) > 0;
+}
+
+// What PgBouncer answers to a startup packet with `options`.
+bool options_refusal(const pqxx::broken_connection& e) {
+  return std::strstr(e.what(), "unsupported startup parameter: options")
+         != nullptr;
+}
+
+} // namespace
+
 caf::expected<std::shared_ptr<pqxx::connection_base>>
 open_connection(const std::string& url, const connection_options& opts) {
-  auto how = plan(url, opts);
+  // Without the two timeouts there is no `options` to send.
+  auto without_options = opts;
+  without_options.statement_timeout = std::nullopt;
+  without_options.idle_in_transaction_session_timeout = std::nullopt;
+  auto how = plan(url, refuses_options(url) ? without_options : opts);
   if (!how)
     return std::move(how.error());
   using result_type = caf::expected<std::shared_ptr<pqxx::connection_base>>;
   return guarded([&]() -> result_type {
-    auto conn = std::make_shared<pqxx::connection>(how->conninfo);
+    std::shared_ptr<pqxx::connection> conn;
+    try {
+      conn = std::make_shared<pqxx::connection>(how->conninfo);
+    } catch (const pqxx::broken_connection& e) {
+      // Only ours can be dropped: `options` of the URL or PGOPTIONS stay.
+      auto plain = plan(url, without_options);
+      if (!options_refusal(e) || !plain || plain->conninfo == how->conninfo)
+        throw;
+      {
+        auto& xs = refused_urls();
+        std::lock_guard<std::mutex> guard{xs.mtx};
+        xs.urls.insert(url);
+      }
+      how = std::move(plain);
+      conn = std::make_shared<pqxx::connection>(how->conninfo);
+    }
     // libpqxx sets them again when it reopens the connection.
     for (auto& [name, value] : how->session)
       conn->set_variable(name, value);
     return std::shared_ptr<pqxx::connection_base>{std::move(conn)};
   });
+}
+
+bool startup_options_refused(const std::string& url) {
+  return refuses_options(url);
 }
 
 } // namespace cafmq

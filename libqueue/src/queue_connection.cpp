@@ -117,7 +117,8 @@ queue_connection::release(const std::vector<attempt_ref>& xs) {
 caf::error queue_connection::record(const std::vector<attempt_ref>& completed,
                                     const std::vector<attempt_failure>& failed,
                                     const std::vector<attempt_ref>& released,
-                                    const std::vector<std::string>& results) {
+                                    const std::vector<std::string>& results,
+                                    const std::vector<attempt_ref>& abandoned) {
   auto write = [&](pqxx::transaction_base& tx) {
     if (!completed.empty())
       detail::complete(tx, completed, results);
@@ -125,10 +126,13 @@ caf::error queue_connection::record(const std::vector<attempt_ref>& completed,
       detail::fail(tx, failed);
     if (!released.empty())
       detail::release(tx, released);
+    if (!abandoned.empty())
+      detail::hand_back(tx, abandoned);
     return true;
   };
   // One kind of outcome is one statement; more need a transaction.
-  auto kinds = !completed.empty() + !failed.empty() + !released.empty();
+  auto kinds = !completed.empty() + !failed.empty() + !released.empty()
+               + !abandoned.empty();
   auto result = kinds <= 1 ? impl_->run_one(write) : impl_->run(write);
   return result ? caf::error{} : std::move(result.error());
 }

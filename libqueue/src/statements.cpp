@@ -136,6 +136,13 @@ std::vector<uuid> release(pqxx::transaction_base& tx,
   return fenced_batch(tx, sql::release, xs);
 }
 
+int hand_back(pqxx::transaction_base& tx, const std::vector<attempt_ref>& xs) {
+  return tx
+    .exec_params1(sql::hand_back_attempts, uuid_array(ids_of(xs)),
+                  int_array(attempts_of(xs)))[0]
+    .as<int>();
+}
+
 std::vector<fail_result> fail(pqxx::transaction_base& tx,
                               const std::vector<attempt_failure>& xs) {
   std::vector<uuid> ids;

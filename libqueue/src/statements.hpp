@@ -29,6 +29,11 @@ std::vector<uuid> complete(pqxx::transaction_base& tx,
 std::vector<uuid> release(pqxx::transaction_base& tx,
                           const std::vector<attempt_ref>& xs);
 
+/// Hands back attempts whose handlers still run but are no longer waited
+/// for: their leases end now, so the next claim makes a new attempt and a
+/// late outcome of the old one is fenced. Returns how many were running.
+int hand_back(pqxx::transaction_base& tx, const std::vector<attempt_ref>& xs);
+
 std::vector<fail_result> fail(pqxx::transaction_base& tx,
                               const std::vector<attempt_failure>& xs);
 

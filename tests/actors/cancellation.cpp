@@ -207,13 +207,31 @@ CAF_TEST(attempts claimed ahead wait for a slot and a stop gives them back) {
   CAF_CHECK_EQUAL(*started, 2);
   CAF_CHECK(failures().empty());
   CAF_CHECK(!stop_answered());
-  // The running two get the shutdown timeout; then their cancel fires
-  // (reason shutdown), they stop at once and are given back too: an
-  // outcome after the timeout is still written.
-  advance(cfg.shutdown_timeout);
+  // The running two run until the handler grace and the stop's reserve
+  // (1 s of 30 s) are left; then their cancel fires (reason shutdown), they
+  // stop at once and are given back too: an outcome after the cancel is
+  // still written.
+  advance(cancel_point() - 1ms);
+  CAF_CHECK_EQUAL(released_ids().size(), 2u);
+  advance(1ms);
   CAF_CHECK(failures().empty());
   CAF_CHECK_EQUAL(released_ids().size(), 4u);
   CAF_CHECK(stop_answered());
+}
+
+CAF_TEST(a stop ends within its timeout though a handler ignores its cancel) {
+  // The grace is part of the shutdown timeout: the cancel comes when the
+  // grace and the reserve are left, the kill when the reserve is left.
+  cfg.handler_grace = 5s;
+  auto task = make_task("stubborn");
+  start_one(task);
+  request_stop();
+  settle();
+  advance(cancel_point());
+  CAF_CHECK(!stop_answered());
+  advance(cfg.handler_grace);
+  CAF_CHECK(stop_answered());
+  CAF_CHECK_LESS(cancel_point() + cfg.handler_grace, cfg.shutdown_timeout);
 }
 
 CAF_TEST(a cancelled attempt that waits for a slot never starts) {

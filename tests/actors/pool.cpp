@@ -3,6 +3,7 @@
 #include <caf/test/dsl.hpp>
 
 #include "cafmq/actors/detail/pool.hpp"
+#include "pool_state.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;
@@ -36,10 +37,23 @@ struct pool_fixture : unit_fixture {
     cfg.actor_tasks = {{"coop", watched(handlers, cooperative_handler), {}},
                        {"stubborn", watched(handlers, stubborn_handler), {}}};
     cfg.handler_grace = 5s;
+    // A non-blocking handler that checkpoints and keeps its lease alive.
+    auto tasks = std::make_shared<registry>(*cfg.tasks);
+    task_definition waits{
+      "quick_waits",
+      [](current_task& t) -> caf::error {
+        auto a = t.checkpoint(checkpoint{}.raw_json("1"));
+        auto b = t.keep_alive(std::chrono::seconds{30});
+        return a && b ? a : make_error(errc::handler_failed, "not refused");
+      },
+      {}};
+    waits.blocking = false;
+    tasks->add(waits);
+    cfg.tasks = tasks;
   }
 
   void start() {
-    exec = std::make_shared<executor>(sys, 0);
+    exec = std::make_shared<executor>(0);
     pool = keep(spawn_pool(sys, context(), exec, db));
   }
 
@@ -147,6 +161,63 @@ CAF_TEST(a non blocking handler runs on the scheduler) {
   CAF_REQUIRE_EQUAL(out.size(), 1u);
   CAF_CHECK_EQUAL(out[0].ref, ref_of(xs[0]));
   CAF_CHECK_EQUAL(out[0].kind, task_outcome::completed);
+}
+
+CAF_TEST(a non blocking handler may not wait for the database) {
+  // checkpoint(cp) and keep_alive() would block a scheduler thread: both
+  // are refused with a clear error, and nothing reaches the database.
+  start();
+  run({"quick_waits"});
+  auto out = reported();
+  CAF_REQUIRE_EQUAL(out.size(), 1u);
+  CAF_CHECK_EQUAL(out[0].kind, task_outcome::failed);
+  CAF_CHECK(mentions(out[0], "is non-blocking"));
+  CAF_CHECK(mentions(out[0], "checkpoint(tx, cp)"));
+  CAF_CHECK(log->checkpoints.empty());
+  CAF_CHECK(log->renewals.empty());
+}
+
+CAF_TEST(abandoning gives back queued jobs and leaves handler actors alone) {
+  start();
+  auto xs = run({"ok", "coop"});
+  CAF_CHECK_EQUAL(handlers->started, 1);
+  anon_send(pool, abandon_atom::value);
+  sched.run();
+  auto out = reported();
+  CAF_REQUIRE_EQUAL(out.size(), 1u);
+  CAF_CHECK_EQUAL(out[0].ref, ref_of(xs[0]));
+  CAF_CHECK_EQUAL(out[0].kind, task_outcome::released);
+  CAF_CHECK_EQUAL(exec->queued(), 0u);
+  // The handler actor runs on: its kill comes from its own grace timer.
+  CAF_CHECK_EQUAL(handlers->exits.size(), 0u);
+}
+
+CAF_TEST(when its owner ends the attempts are cancelled and not reported) {
+  // Two handler actors run, one job waits for a thread, one attempt waits
+  // for a slot; then their channel actor dies.
+  cfg.max_concurrency = 2;
+  start();
+  auto xs = run({"coop", "stubborn", "ok", "coop"});
+  CAF_CHECK_EQUAL(handlers->started, 2);
+  CAF_CHECK_EQUAL(exec->queued(), 1u);
+  anon_send_exit(owner, exit_reason::kill);
+  sched.run();
+  // The cooperative handler answered its cancel; the waiting job and the
+  // waiting attempt never start.
+  using pool_type
+    = caf::stateful_actor<pool_impl::pool_state, pool_actor::base>;
+  auto& st = deref<pool_type>(pool).state;
+  CAF_CHECK_EQUAL(exec->queued(), 0u);
+  CAF_CHECK(st.waiting.empty());
+  CAF_CHECK_EQUAL(st.running->size(), 1u);
+  CAF_CHECK_EQUAL(st.running->count(ref_of(xs[1])), 1u);
+  CAF_CHECK_EQUAL(st.running->begin()->second.token->reason(),
+                  cancel_reason::lost);
+  // The stubborn one is killed after its grace, and nothing is left.
+  sched.advance_time(cfg.handler_grace);
+  sched.run();
+  CAF_CHECK(st.running->empty());
+  CAF_CHECK_EQUAL(handlers->started, 2);
 }
 
 CAF_TEST(a handler actor that ignores its cancel is killed after the grace) {

@@ -19,7 +19,7 @@ namespace {
 // local handler runs.
 struct pool_workers_fixture : unit_fixture {
   pool_workers_fixture() {
-    exec = std::make_shared<executor>(sys, 0);
+    exec = std::make_shared<executor>(0);
     pool = keep(spawn_pool(sys, context(), exec, db));
     anon_send(pool, peers_atom::value, offer_listener_actor{dispatcher});
     sched.run();

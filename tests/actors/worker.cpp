@@ -91,7 +91,7 @@ struct worker_fixture : unit_fixture {
     };
     CAF_REQUIRE(!check(wcfg));
     deref<node_stand_in>(node).state.port = port;
-    exec = std::make_shared<executor>(sys, 0);
+    exec = std::make_shared<executor>(0);
     worker = keep(spawn_worker(sys, node, wcfg, exec));
     sched.run();
   }

@@ -66,6 +66,10 @@ psql "$pooled" -qtAc 'SHOW pool_mode' >/dev/null 2>&1 || true
   || { cat "$tmp/with.log" >&2; fail "the runner with listen-url failed"; }
 grep -q "notifications do not reach" "$tmp/with.log" \
   && { cat "$tmp/with.log" >&2; fail "warning logged although listen-url is direct"; }
+# Default settings: PgBouncer refuses the startup parameter `options`; the
+# runner connects without it and says so once.
+[[ $(grep -c "refused the startup parameter \`options\`" "$tmp/with.log") == 1 ]] \
+  || { cat "$tmp/with.log" >&2; fail "not exactly one warning about the refused options"; }
 with=$(grep '^pickup' "$tmp/with.log")
 
 # Everything through the pooler: the probe fails, one warning, polling.
@@ -73,5 +77,7 @@ with=$(grep '^pickup' "$tmp/with.log")
   || { cat "$tmp/without.log" >&2; fail "the runner without listen-url failed"; }
 [[ $(grep -c "notifications do not reach" "$tmp/without.log") == 1 ]] \
   || { cat "$tmp/without.log" >&2; fail "not exactly one warning without listen-url"; }
+[[ $(grep -c "refused the startup parameter \`options\`" "$tmp/without.log") == 1 ]] \
+  || { cat "$tmp/without.log" >&2; fail "not exactly one warning about the refused options"; }
 without=$(grep '^pickup' "$tmp/without.log")
 echo "pgbouncer (transaction mode): with listen-url $with; without $without"

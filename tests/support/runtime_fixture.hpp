@@ -191,7 +191,7 @@ struct fixture : test_coordinator_fixture<> {
       return db;
     };
     parts.make_executor = [this] {
-      exec = std::make_shared<executor>(sys, 0);
+      exec = std::make_shared<executor>(0);
       return exec;
     };
     parts.backend_db = backend_db;
@@ -221,6 +221,15 @@ struct fixture : test_coordinator_fixture<> {
   void advance(timespan d) {
     sched.advance_time(d);
     settle();
+  }
+
+  // How long after its start a stop cancels running handlers: when the
+  // handler grace and the stop's reserve (a fifth of the shutdown timeout,
+  // at most 1 s) are left.
+  timespan cancel_point() const {
+    timespan reserve = std::min<timespan>(1s, cfg.shutdown_timeout / 5);
+    return std::max<timespan>(timespan{0}, cfg.shutdown_timeout - reserve
+                                             - cfg.handler_grace);
   }
 
   void notify_cancel(const claimed_task& task) {

@@ -84,6 +84,7 @@ stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
     [](collect_atom) {},
     [](done_atom, const task_outcome&) {},
     [](kill_atom, const attempt_ref&) {},
+    [](abandon_atom) {},
     [](peers_atom, const database_actor&) {},
     [](join_atom, const worker_offer&,
        const worker_actor&) -> caf::result<worker_link_actor> {

@@ -36,10 +36,7 @@ struct gate {
   }
 };
 
-struct fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys{cfg};
-};
+struct fixture {};
 
 executor::job make_job(int i, std::function<void()> f) {
   return {attempt_ref{uuid::random(), i}, std::move(f)};
@@ -55,7 +52,7 @@ CAF_TEST(handlers that block all get a thread) {
   constexpr int n = 8;
   auto started = std::make_shared<gate>();
   auto finished = std::make_shared<gate>();
-  executor exec{sys, n, 2, 1ms};
+  executor exec{n, 2, 1ms};
   std::vector<executor::job> jobs;
   for (int i = 0; i < n; ++i)
     jobs.push_back(make_job(i, [=] {
@@ -75,7 +72,7 @@ CAF_TEST(short handlers run on the productive threads only) {
   auto done = std::make_shared<gate>();
   auto running = std::make_shared<std::atomic<int>>(0);
   auto most = std::make_shared<std::atomic<int>>(0);
-  executor exec{sys, 16, 2, std::chrono::hours{1}};
+  executor exec{16, 2, std::chrono::hours{1}};
   for (int round = 0; round < 4; ++round) {
     std::vector<executor::job> jobs;
     for (int i = 0; i < n / 4; ++i)
@@ -105,7 +102,7 @@ CAF_TEST(a job taken out of the queue never runs) {
   auto release = std::make_shared<gate>();
   auto first_started = std::make_shared<gate>();
   auto ran = std::make_shared<gate>();
-  executor exec{sys, 1, 1, std::chrono::hours{1}};
+  executor exec{1, 1, std::chrono::hours{1}};
   attempt_ref second{uuid::random(), 1};
   attempt_ref third{uuid::random(), 1};
   std::vector<executor::job> jobs;
@@ -130,6 +127,49 @@ CAF_TEST(a job taken out of the queue never runs) {
   CAF_CHECK(!exec.take(third));
   exec.close();
   CAF_CHECK_EQUAL(ran->arrived, 2);
+}
+
+CAF_TEST(closing does not wait for a running job and shuts the gate) {
+  // The job stands for a handler that ignores its cancel: the executor is
+  // closed and destroyed while it runs, and afterwards its thread finds the
+  // gate to the actor system shut.
+  auto exec = std::make_unique<executor>(1, 1, std::chrono::hours{1});
+  auto system_gate = exec->system_gate();
+  std::atomic<bool> release{false};
+  std::atomic<int> open_after{-1};
+  gate entered;
+  gate done;
+  exec->post({make_job(1, [&] {
+    entered.arrive();
+    while (!release)
+      std::this_thread::sleep_for(1ms);
+    open_after = system_gate->enter() ? 1 : 0;
+    done.arrive();
+  })});
+  CAF_REQUIRE(entered.wait_for(1, 60s));
+  exec->close();
+  exec.reset();
+  release = true;
+  CAF_REQUIRE(done.wait_for(1, 60s));
+  CAF_CHECK_EQUAL(open_after.load(), 0);
+}
+
+CAF_TEST(closing waits for a call inside the gate) {
+  executor exec{0};
+  auto system_gate = exec.system_gate();
+  auto inside = system_gate->enter();
+  CAF_REQUIRE(inside);
+  std::atomic<bool> closed{false};
+  std::thread closer{[&] {
+    exec.close();
+    closed = true;
+  }};
+  // Whenever this runs, the close cannot have passed the call inside.
+  CAF_CHECK(!closed);
+  inside.unlock();
+  closer.join();
+  CAF_CHECK(closed);
+  CAF_CHECK(!system_gate->enter());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

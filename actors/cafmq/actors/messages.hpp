@@ -44,6 +44,10 @@ struct task_outcome {
     /// Never started, or interrupted by this runner's stop: give it back
     /// (pending again at once, the attempt not counted).
     released,
+    /// The handler still runs, past the stop's bound, and is no longer
+    /// waited for: hand the attempt back (its lease ends now, the attempt
+    /// counts, and a late outcome of it is fenced).
+    abandoned,
   };
   /// The attempt.
   attempt_ref ref;

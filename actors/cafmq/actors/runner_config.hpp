@@ -97,7 +97,13 @@ struct runner_config {
   std::chrono::milliseconds keep_alive_interval = std::chrono::seconds{10};
   /// Longest sleep between claims when nothing is scheduled sooner.
   std::chrono::milliseconds max_poll_wait = std::chrono::seconds{5};
-  /// How long a graceful stop lets running handlers finish.
+  /// The bound of a whole graceful stop, `handler_grace` included. Running
+  /// handlers get until `handler_grace` and a reserve (a fifth of this, at
+  /// most 1 s) are left, then their cancel fires; when only the reserve is
+  /// left, handler actors still running are killed, and function handlers
+  /// still running are abandoned: their attempts are handed back, and their
+  /// threads are not waited for (neither by the stop nor by the actor
+  /// system's destructor).
   std::chrono::milliseconds shutdown_timeout = std::chrono::seconds{30};
   /// Apply migrations at start.
   bool migrate = true;
@@ -141,7 +147,8 @@ struct runner_config {
   /// connection dropped and rebuilt (a hung backend or network).
   std::chrono::milliseconds request_timeout = std::chrono::seconds{45};
   /// A handler actor that has not answered this long after its cancel,
-  /// timeout or deadline is killed.
+  /// timeout or deadline is killed. At a stop, the grace is part of
+  /// `shutdown_timeout`.
   std::chrono::milliseconds handler_grace = std::chrono::seconds{5};
   /// A task whose attempts were lost this many times in a row (its runner
   /// died or its lease expired mid-attempt) ends failed instead of running

@@ -22,6 +22,7 @@ int run_runner_node(const arguments& args);
 int run_worker(const arguments& args);
 int run_isolated(const arguments& args);
 int run_pickup(const arguments& args);
+int run_embedded(const arguments& args);
 
 /// Writes `text` to `path` through a hidden file beside it (".NAME") and a
 /// rename, so that a test waiting for `path` never reads it half-written.

@@ -9,6 +9,7 @@
 //   cafmq-e2e worker HOST PORT SECRET NODE CAPACITY DIR
 //   cafmq-e2e isolated URL DIR
 //   cafmq-e2e pickup DIRECT_URL WORK_URL N [LISTEN_URL]
+//   cafmq-e2e embedded URL DIR
 //
 // A wrong argument count prints the subcommand's usage and exits 2. The
 // worker processes of `isolated` run this program again with the same
@@ -41,6 +42,7 @@ const subcommand subcommands[] = {
   {"worker", "HOST PORT SECRET NODE CAPACITY DIR", {6}, run_worker},
   {"isolated", "URL DIR", {2}, run_isolated},
   {"pickup", "DIRECT_URL WORK_URL N [LISTEN_URL]", {3, 4}, run_pickup},
+  {"embedded", "URL DIR", {2}, run_embedded},
 };
 
 } // namespace

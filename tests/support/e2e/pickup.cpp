@@ -64,8 +64,8 @@ int run_pickup(const arguments& args) {
   if (args.size() == 4)
     cfg.listen_url = args[3];
   cfg.migrate = false;
-  // PgBouncer refuses the startup parameter `options`.
-  cfg.connection.send_session_settings = false;
+  // The defaults: PgBouncer refuses the startup parameter `options`, and
+  // the runner connects without it (one warning).
   cfg.tasks = tasks;
   // Nothing but a notification (or, without one, the fallback poll) wakes
   // an idle runner: a pickup that works shows which of the two did.

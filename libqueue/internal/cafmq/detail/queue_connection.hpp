@@ -124,14 +124,16 @@ public:
   /// requested). Returns what it recorded; stale attempts are left out.
   fail(const std::vector<attempt_failure>& xs);
 
-  /// Records finished attempts, completions and failures, and gives back
-  /// attempts that never started (`released`), in one transaction.
-  /// `results` holds the JSON results of the completed ones, as in
-  /// `complete`.
+  /// Records finished attempts, completions and failures, gives back
+  /// attempts that never started (`released`) and hands back attempts whose
+  /// handlers were abandoned (`abandoned`, as `hand_back_attempts`: the
+  /// attempt counts, the lease ends now), in one transaction. `results`
+  /// holds the JSON results of the completed ones, as in `complete`.
   caf::error record(const std::vector<attempt_ref>& completed,
                     const std::vector<attempt_failure>& failed,
                     const std::vector<attempt_ref>& released = {},
-                    const std::vector<std::string>& results = {});
+                    const std::vector<std::string>& results = {},
+                    const std::vector<attempt_ref>& abandoned = {});
 
   /// Gives back attempts claimed but never started: pending again at once,
   /// and the claim does not count as an attempt. Returns the ids given back.

@@ -32,10 +32,13 @@ struct write_batch {
   std::vector<attempt_failure> failed;
   /// Attempts to give back: never started, not counted as attempts.
   std::vector<attempt_ref> released;
+  /// Attempts whose handlers were abandoned at a stop: handed back, counted.
+  std::vector<attempt_ref> abandoned;
 
   /// True when there is nothing to write.
   bool empty() const noexcept {
-    return completed.empty() && failed.empty() && released.empty();
+    return completed.empty() && failed.empty() && released.empty()
+           && abandoned.empty();
   }
 };
 
@@ -108,7 +111,7 @@ namespace cafmq::actors {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, write_batch& x) {
   return f(caf::meta::type_name("cafmq::write_batch"), x.completed, x.results,
-           x.failed, x.released);
+           x.failed, x.released, x.abandoned);
 }
 
 template <class Inspector>

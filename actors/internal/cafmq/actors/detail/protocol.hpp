@@ -120,6 +120,9 @@ using pool_actor = caf::typed_actor<
   caf::reacts_to<done_atom, task_outcome>,
   // own timer: a handler actor ignored its cancel for the grace period.
   caf::reacts_to<kill_atom, attempt_ref>,
+  // runtime: the stop's bound passed; function handlers still running are
+  // no longer waited for, and their attempts are handed back.
+  caf::reacts_to<abandon_atom>,
   // runtime: a new write database (checkpoints and keep-alives).
   caf::reacts_to<peers_atom, database_actor>,
   // runtime: the dispatcher, told what joined workers offer (at start and

@@ -16,12 +16,15 @@
 // expire). A watchdog ticks every second and shuts down the socket of any
 // database call that has run longer than request_timeout, so a hung
 // backend or network is dropped and rebuilt.
-// Graceful stop: the dispatcher stops claiming and the channels give back
-// what has not started; running handlers get shutdown_timeout, then their
-// tokens fire (reason shutdown) and handler actors get handler_grace more
-// before they are killed; outcomes that arrive meanwhile are written as
-// long as the lease holds; then the completer is flushed and the runtime
-// quits. Its answer to (stop_atom) comes after that.
+// Graceful stop, all of it within shutdown_timeout: the dispatcher stops
+// claiming and the channels give back what has not started; running
+// handlers run until handler_grace and a reserve (a fifth of the timeout,
+// at most 1 s) are left, then their tokens fire (reason shutdown); when
+// only the reserve is left, handler actors that ignore the cancel are
+// killed and function handlers still running are abandoned (the pool hands
+// their attempts back and drops what they return later); the reserve
+// writes the last outcomes, then the runtime quits. Its answer to
+// (stop_atom) comes after that.
 // Takes: see runtime_actor in cafmq/actors/protocol.hpp.
 
 #include <functional>
