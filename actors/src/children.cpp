@@ -16,6 +16,24 @@
 // The runtime's children: how each starts, and what a restart tells its
 // siblings (see supervisor.hpp).
 
+namespace cafmq::actors {
+
+const char* to_string(db_role x) {
+  switch (x) {
+    case db_role::claim:
+      return "claim";
+    case db_role::write:
+      return "write";
+    case db_role::renew:
+      return "renew";
+    case db_role::admin:
+      return "admin";
+  }
+  return "?";
+}
+
+} // namespace cafmq::actors
+
 namespace cafmq::actors::runtime_impl {
 
 runtime_actor me(supervisor_ptr self) {
@@ -32,9 +50,9 @@ void adopt(supervisor_ptr self, const Handle& child) {
 
 } // namespace
 
-database_actor make_db(supervisor_ptr self, bool claim) {
+database_actor make_db(supervisor_ptr self, db_role role) {
   auto& st = self->state;
-  auto db = st.parts.make_db(self->system(), claim, me(self));
+  auto db = st.parts.make_db(self->system(), role, me(self));
   adopt(self, db);
   return db;
 }
@@ -65,13 +83,13 @@ void start_dispatcher(supervisor_ptr self) {
 
 void start_keeper(supervisor_ptr self) {
   auto& st = self->state;
-  st.keeper = spawn_keeper(self->system(), st.ctx, st.dispatcher, st.write_db);
+  st.keeper = spawn_keeper(self->system(), st.ctx, st.dispatcher, st.renew_db);
   adopt(self, st.keeper);
 }
 
 void start_maintenance(supervisor_ptr self) {
   auto& st = self->state;
-  st.maintenance = spawn_maintenance(self->system(), st.ctx, st.write_db);
+  st.maintenance = spawn_maintenance(self->system(), st.ctx, st.admin_db);
   adopt(self, st.maintenance);
 }
 
@@ -123,16 +141,22 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
   std::string which;
   if (is(st.claim_db)) {
     which = "claim database";
-    st.claim_db = make_db(self, true);
+    st.claim_db = make_db(self, db_role::claim);
     self->send(st.dispatcher, peers_atom::value, st.claim_db);
   } else if (is(st.write_db)) {
     which = "write database";
-    st.write_db = make_db(self, false);
+    st.write_db = make_db(self, db_role::write);
     self->send(st.completer, peers_atom::value, st.write_db);
-    self->send(st.keeper, peers_atom::value, st.write_db);
-    self->send(st.maintenance, peers_atom::value, st.write_db);
     if (!st.parts.backend_db)
       self->send(st.pool, peers_atom::value, st.write_db);
+  } else if (is(st.renew_db)) {
+    which = "renew database";
+    st.renew_db = make_db(self, db_role::renew);
+    self->send(st.keeper, peers_atom::value, st.renew_db);
+  } else if (is(st.admin_db)) {
+    which = "admin database";
+    st.admin_db = make_db(self, db_role::admin);
+    self->send(st.maintenance, peers_atom::value, st.admin_db);
   } else if (is(st.completer)) {
     which = "completer";
     start_completer(self);
@@ -171,14 +195,15 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
 void break_hung_connections(supervisor_ptr self) {
   auto& st = self->state;
   auto limit = st.ctx->cfg.request_timeout;
-  std::pair<const char*, guard_ptr*> guards[] = {{"claim", &st.claim_guard},
-                                                 {"write", &st.write_guard},
-                                                 {"listen", &st.listen_guard}};
-  for (auto& [which, guard] : guards)
-    if (*guard && (*guard)->break_if_hung(limit))
+  auto check = [&](const char* which, const guard_ptr& guard) {
+    if (guard && guard->break_if_hung(limit))
       st.ctx->log(log_level::warning,
                   "database call hung, connection dropped and rebuilt",
                   {{"connection", which}, {"limit_ms", limit.count()}});
+  };
+  for (auto& [role, guard] : st.db_guards)
+    check(to_string(role), guard);
+  check("listen", st.listen_guard);
 }
 
 } // namespace cafmq::actors::runtime_impl

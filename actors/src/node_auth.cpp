@@ -12,22 +12,12 @@
 #include <openssl/ssl.h>
 
 #include "cafmq/actors/node.hpp"
+#include "cafmq/detail/hex.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq::actors {
 
 namespace {
-
-std::string to_hex(const unsigned char* data, size_t size) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string result;
-  result.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) {
-    result += digits[data[i] >> 4];
-    result += digits[data[i] & 0x0f];
-  }
-  return result;
-}
 
 std::string openssl_reason() {
   auto code = ERR_get_error();
@@ -58,14 +48,14 @@ std::string node_proof(const std::string& nonce, const std::string& secret) {
       || EVP_DigestUpdate(ctx.get(), secret.data(), secret.size()) != 1
       || EVP_DigestFinal_ex(ctx.get(), digest, &len) != 1)
     return {};
-  return to_hex(digest, len);
+  return cafmq::detail::to_hex(digest, len);
 }
 
 std::string make_nonce() {
   unsigned char bytes[32];
   if (RAND_bytes(bytes, sizeof(bytes)) != 1)
     return {};
-  return to_hex(bytes, sizeof(bytes));
+  return cafmq::detail::to_hex(bytes, sizeof(bytes));
 }
 
 bool same_proof(const std::string& x, const std::string& y) noexcept {

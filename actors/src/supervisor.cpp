@@ -149,21 +149,20 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   st.ctx = std::move(ctx);
   st.parts = std::move(parts);
   if (!st.parts.make_db) {
-    st.claim_guard = std::make_shared<connection_guard>();
-    st.write_guard = std::make_shared<connection_guard>();
+    for (auto role :
+         {db_role::claim, db_role::write, db_role::renew, db_role::admin})
+      st.db_guards[role] = std::make_shared<connection_guard>();
     auto startup = std::make_shared<std::shared_ptr<queue_connection>>(
       std::move(st.parts.startup));
-    st.parts.make_db = [ctx = st.ctx, startup, claim_guard = st.claim_guard,
-                        write_guard = st.write_guard](caf::actor_system& sys,
-                                                      bool claim,
-                                                      runtime_actor runtime) {
-      std::shared_ptr<queue_connection> conn;
-      if (claim)
-        conn.swap(*startup);
-      return spawn_database(sys, ctx, claim ? "claim" : "write",
-                            std::move(conn), claim ? claim_guard : write_guard,
-                            std::move(runtime));
-    };
+    st.parts.make_db
+      = [ctx = st.ctx, startup, guards = st.db_guards](
+          caf::actor_system& sys, db_role role, runtime_actor runtime) {
+          std::shared_ptr<queue_connection> conn;
+          if (role == db_role::claim)
+            conn.swap(*startup);
+          return spawn_database(sys, ctx, to_string(role), std::move(conn),
+                                guards.at(role), std::move(runtime));
+        };
   }
   if (st.parts.listener)
     st.listen_guard = std::make_shared<connection_guard>();
@@ -172,8 +171,10 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       return std::make_shared<executor>(
         static_cast<std::size_t>(ctx->cfg.max_concurrency));
     };
-  st.claim_db = make_db(self, true);
-  st.write_db = make_db(self, false);
+  st.claim_db = make_db(self, db_role::claim);
+  st.write_db = make_db(self, db_role::write);
+  st.renew_db = make_db(self, db_role::renew);
+  st.admin_db = make_db(self, db_role::admin);
   start_completer(self);
   start_pool(self);
   start_dispatcher(self);
@@ -186,7 +187,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       caf::anon_send_exit(child, caf::exit_reason::user_shutdown);
   });
   self->set_down_handler([=](caf::down_msg& msg) { child_down(self, msg); });
-  if (st.claim_guard || st.listen_guard)
+  if (!st.db_guards.empty() || st.listen_guard)
     self->delayed_send(self, std::chrono::seconds{1}, tick_atom::value);
   return {
     [=](stop_atom) -> caf::typed_response_promise<bool> {
@@ -206,20 +207,20 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       return rp;
     },
     [=](cancel_atom, const uuid& id) {
-      return self->delegate(self->state.write_db, cancel_atom::value, id);
+      return self->delegate(self->state.admin_db, cancel_atom::value, id);
     },
     [=](status_atom, const uuid& id) {
-      return self->delegate(self->state.write_db, status_atom::value, id);
+      return self->delegate(self->state.admin_db, status_atom::value, id);
     },
     [=](watch_atom, const uuid& id, const watcher_actor& watcher) {
       watch_task(self, id, watcher);
     },
     [=](pause_atom, const std::string& kind, const std::string& name) {
-      return self->delegate(self->state.write_db, pause_atom::value, kind, name,
+      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
                             true);
     },
     [=](resume_atom, const std::string& kind, const std::string& name) {
-      return self->delegate(self->state.write_db, pause_atom::value, kind, name,
+      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
                             false);
     },
     [=](pause_atom, const std::string& name) {
@@ -234,7 +235,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       auto& st = self->state;
       auto rp = self->make_response_promise<spawn_reply>();
       self
-        ->request(st.write_db, st.ctx->request_timeout(), spawn_atom::value,
+        ->request(st.admin_db, st.ctx->request_timeout(), spawn_atom::value,
                   req)
         .then([=](const spawn_reply& reply) mutable { rp.deliver(reply); },
               [=](caf::error& err) mutable { rp.deliver(std::move(err)); });

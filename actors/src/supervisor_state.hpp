@@ -5,6 +5,7 @@
 // reach its children through it).
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct supervisor_state {
   runtime_parts parts;
   database_actor claim_db;
   database_actor write_db;
+  database_actor renew_db;
+  database_actor admin_db;
   completer_actor completer;
   pool_actor pool;
   dispatcher_actor dispatcher;
@@ -30,10 +33,9 @@ struct supervisor_state {
   maintenance_actor maintenance;
   listener_actor listener;
   event_hub_actor events;
-  // Guards of the connections that real database actors and the listener
-  // own (none in tests with stand-ins).
-  guard_ptr claim_guard;
-  guard_ptr write_guard;
+  // Guards of the connections that real database actors (by role) and the
+  // listener own (none in tests with stand-ins).
+  std::map<db_role, guard_ptr> db_guards;
   guard_ptr listen_guard;
   std::deque<caf::actor_clock::time_point> restarts;
   bool stopping = false;
@@ -57,7 +59,7 @@ using supervisor_ptr = runtime_actor::stateful_pointer<supervisor_state>;
 runtime_actor me(supervisor_ptr self);
 
 // children.cpp: starting the children, restarting them, the watchdog.
-database_actor make_db(supervisor_ptr self, bool claim);
+database_actor make_db(supervisor_ptr self, db_role role);
 void start_completer(supervisor_ptr self);
 void start_pool(supervisor_ptr self);
 void start_dispatcher(supervisor_ptr self);

@@ -14,6 +14,7 @@
 #include <libpq-fe.h>
 #include <pqxx/pqxx>
 
+#include "cafmq/detail/hex.hpp"
 #include "cafmq/error.hpp"
 
 namespace cafmq {
@@ -133,15 +134,13 @@ bool is_uri(const std::string& url) {
 }
 
 std::string percent_encode(const std::string& x) {
-  static constexpr char hex[] = "0123456789ABCDEF";
   std::string result;
   for (unsigned char ch : x) {
     if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
       result += static_cast<char>(ch);
     } else {
       result += '%';
-      result += hex[ch >> 4];
-      result += hex[ch & 0x0F];
+      detail::append_hex(result, ch, true);
     }
   }
   return result;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/spawn.hpp"
+#include "cafmq/detail/hex.hpp"
 #include "cafmq/detail/spawn_access.hpp"
 
 #include <atomic>
@@ -224,10 +225,8 @@ void append_string(std::string& out, const std::string& x) {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c < 0x20) {
-      static constexpr char hex[] = "0123456789abcdef";
       out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 0xf];
+      detail::append_hex(out, c);
     } else {
       out += static_cast<char>(c);
     }
@@ -324,14 +323,7 @@ std::string timestamp_text(std::int64_t us) {
 
 // bytea's hex form, without its leading backslash and x.
 std::string hex(const std::string& bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 0xf];
-  }
-  return out;
+  return detail::to_hex(bytes.data(), bytes.size());
 }
 
 std::string interval_text(std::chrono::microseconds x) {

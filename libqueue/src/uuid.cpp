@@ -6,6 +6,8 @@
 #include <chrono>
 #include <random>
 
+#include "cafmq/detail/hex.hpp"
+
 namespace cafmq {
 
 uuid uuid::random() {
@@ -93,14 +95,12 @@ bool uuid::nil() const noexcept {
 }
 
 std::string to_string(const uuid& x) {
-  static constexpr char digits[] = "0123456789abcdef";
   std::string result;
   result.reserve(36);
   for (size_t i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10)
       result += '-';
-    result += digits[x.bytes()[i] >> 4];
-    result += digits[x.bytes()[i] & 0x0F];
+    detail::append_hex(result, x.bytes()[i]);
   }
   return result;
 }

@@ -67,7 +67,10 @@ CAF_TEST(a crashed write database is restarted and outcomes are written) {
   CAF_CHECK(write_db != old);
   settle();
   CAF_CHECK_EQUAL(completed_count(), 2u);
-  // Leases go through the new one too.
+  // Leases have a database of their own, restarted the same way.
+  auto old_renew = renew_db;
+  crash(renew_db);
+  CAF_CHECK(renew_db != old_renew);
   claim_next({make_task("patient")});
   advance(10s);
   CAF_CHECK_EQUAL(log->renewals.size(), 1u);

@@ -145,6 +145,60 @@ CAF_TEST(outcomes after the shutdown timeout are still written) {
   CAF_CHECK_EQUAL(r->stats().claimed, 2);
 }
 
+CAF_TEST(a prune blocked on a lock for longer than the lease costs no lease) {
+  // A finished task past its retention, its row locked by a transaction
+  // that stays open: the runner's prune waits for that lock while two
+  // tasks run for more than twice their lease.
+  auto old = spawn_builder{"hold"}.spawn(*conn)->id;
+  query_value<int>("WITH u AS (UPDATE cafmq.tasks SET state = 'completed', "
+                   "finished_at = now() - interval '2 days' WHERE id = '"
+                   + to_string(old) + "' RETURNING 1) SELECT count(*) FROM u");
+  pqxx::connection locker{url};
+  pqxx::work lock{locker};
+  lock.exec("SELECT 1 FROM cafmq.tasks WHERE id = '" + to_string(old)
+            + "' FOR UPDATE");
+  std::atomic<int> runs{0};
+  auto tasks = std::make_shared<registry>();
+  tasks->add({"hold",
+              [&](current_task& t) {
+                ++runs;
+                auto until = std::chrono::steady_clock::now() + 5s;
+                while (std::chrono::steady_clock::now() < until
+                       && !t.cancelled())
+                  std::this_thread::sleep_for(5ms);
+                return t.cancelled() ? make_error(errc::handler_failed, "lost")
+                                     : caf::error{};
+              },
+              {}});
+  auto cfg = config(tasks);
+  cfg.lease = 2s;
+  cfg.keep_alive_interval = 500ms;
+  cfg.retention = 1h;
+  cfg.maintenance_interval = 100ms;
+  auto r = start(cfg);
+  auto prune_waits = [&] {
+    return query_value<int>("SELECT count(*) FROM pg_stat_activity WHERE "
+                            "application_name = 'cafmq admin' AND "
+                            "wait_event_type = 'Lock'")
+           == 1;
+  };
+  wait_for(prune_waits);
+  auto ids
+    = spawn_or_throw(*conn, {spawn_builder{"hold"}, spawn_builder{"hold"}});
+  wait_for([&] { return count("completed") == 3; });
+  // The prune still waits: the whole run overlapped it.
+  CAF_CHECK(prune_waits());
+  CAF_CHECK_EQUAL(runs.load(), 2);
+  CAF_CHECK_EQUAL(r->stats().lost, 0);
+  for (auto& x : ids)
+    CAF_CHECK_EQUAL(query_value<int>("SELECT attempt FROM cafmq.tasks WHERE "
+                                     "id = '"
+                                     + to_string(x.id) + "'"),
+                    1);
+  lock.abort();
+  r->stop();
+}
+
 CAF_TEST(a stop does not wait for handlers that ignore their cancel) {
   // Its first attempt ignores the cancel until the test lets it go; a
   // second attempt finishes at once.

@@ -185,9 +185,22 @@ struct fixture : test_coordinator_fixture<> {
   runtime_actor start() {
     runtime_parts parts;
     parts.listener = false;
-    parts.make_db = [this](actor_system& sys, bool claim, runtime_actor) {
+    parts.make_db = [this](actor_system& sys, db_role role, runtime_actor) {
       auto db = sys.spawn(fake_db, log);
-      (claim ? claim_db : write_db) = db;
+      switch (role) {
+        case db_role::claim:
+          claim_db = db;
+          break;
+        case db_role::write:
+          write_db = db;
+          break;
+        case db_role::renew:
+          renew_db = db;
+          break;
+        case db_role::admin:
+          admin_db = db;
+          break;
+      }
       return db;
     };
     parts.make_executor = [this] {
@@ -293,6 +306,8 @@ struct fixture : test_coordinator_fixture<> {
     = std::make_shared<std::vector<log_record>>();
   database_actor claim_db;
   database_actor write_db;
+  database_actor renew_db;
+  database_actor admin_db;
   database_actor backend_db;
   std::shared_ptr<executor> exec;
   runtime_actor rt;

@@ -10,6 +10,8 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "cafmq/detail/hex.hpp"
+
 namespace cafmq::web {
 
 namespace {
@@ -76,14 +78,7 @@ std::string random_hex(std::size_t n) {
                  static_cast<int>(n))
       != 1)
     throw std::runtime_error("OpenSSL's random generator failed");
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string result;
-  for (auto c : bytes) {
-    auto b = static_cast<unsigned char>(c);
-    result += digits[b >> 4];
-    result += digits[b & 0x0F];
-  }
-  return result;
+  return detail::to_hex(bytes.data(), bytes.size());
 }
 
 bool equal_secret(std::string_view x, std::string_view y) {

@@ -3,10 +3,11 @@
 
 // The supervisor is the runtime actor: the public face of one runtime
 // (stop, stats, cancel, status, watch, pause and resume, spawn by name
-// through the write database, subscribe to events) and the owner of its
+// through the admin database, subscribe to events) and the owner of its
 // children, which it starts, monitors and restarts OTP-style:
-//   claim database, write database -> completer, pool -> dispatcher (which
-//   owns the channel actors) -> keeper, maintenance, listener, event hub.
+//   the claim, write, renew and admin databases (db_role) -> completer,
+//   pool -> dispatcher (which owns the channel actors) -> keeper (renew),
+//   maintenance (admin), listener, event hub.
 // A crashed child is started again and the siblings that talk to it get its
 // new handle (peers_atom). More than max_restarts restarts (channel actors
 // included) within restart_period stop the runtime gracefully. It owns the
@@ -43,12 +44,31 @@ namespace cafmq::actors {
 
 class executor;
 
+/// The runtime's database actors, one connection each, by what they
+/// carry, so that no kind of call waits behind another: a slow prune or a
+/// hung API call costs no lease and delays no outcome.
+enum class db_role {
+  /// The dispatcher's claims ("cafmq claim").
+  claim,
+  /// Outcomes (completer), and handlers' checkpoints and keep-alives
+  /// ("cafmq write").
+  write,
+  /// The keeper's lease renewals ("cafmq renew").
+  renew,
+  /// Maintenance (prune, expiry), schedules and the runtime's API calls
+  /// (cancel, status, pause, spawn) ("cafmq admin").
+  admin,
+};
+
+/// "claim", "write", "renew" or "admin".
+const char* to_string(db_role x);
+
 /// How the runtime makes its parts; tests replace them.
 struct runtime_parts {
-  /// Makes the claim (true) or the write (false) database actor. Default:
-  /// a detached database actor on cfg.database_url; the first claim
-  /// database takes over `startup`.
-  std::function<database_actor(caf::actor_system&, bool claim,
+  /// Makes the database actor of a role. Default: a detached database
+  /// actor on cfg.database_url; the first claim database takes over
+  /// `startup`.
+  std::function<database_actor(caf::actor_system&, db_role,
                                runtime_actor runtime)>
     make_db;
   /// An open connection for the first claim database.
@@ -61,9 +81,8 @@ struct runtime_parts {
   database_actor backend_db;
   /// Called with the final counters when a graceful stop ends.
   std::function<void(const runner_stats&)> on_stopped;
-  /// The attempts that started, shared with the runner that owns the
-  /// runtime (runner::stop hands back those whose handlers ignore their
-  /// cancel); default: the runtime's own.
+  /// The attempts that started, shared with the metrics endpoint;
+  /// default: the runtime's own.
   std::shared_ptr<started_attempts> started;
   /// The runtime's metrics (see runtime_metrics.hpp); null: none.
   std::shared_ptr<runtime_metrics> metrics;
