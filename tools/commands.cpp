@@ -18,6 +18,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/schedule.hpp"
+#include "cafmq/status_json.hpp"
 #include "cafmq/version.hpp"
 #include "durations.hpp"
 
@@ -69,25 +70,6 @@ json time_json(const std::optional<std::chrono::system_clock::time_point>& t) {
 template <class T>
 json opt_json(const std::optional<T>& x) {
   return x ? json(*x) : json(nullptr);
-}
-
-json to_json(const uuid& id, const task_status& st) {
-  return json{{"id", to_string(id)},
-              {"name", st.name},
-              {"state", to_string(st.state)},
-              {"channel_name", st.channel_name},
-              {"channel_args", st.channel_args},
-              {"attempt", st.attempt},
-              {"max_attempts", st.max_attempts},
-              {"last_error", opt_json(st.last_error)},
-              {"cancel_requested", st.cancel_requested},
-              {"node", opt_json(st.node)},
-              {"created_at", fmt_time(st.created_at)},
-              {"run_at", fmt_time(st.run_at)},
-              {"started_at", time_json(st.started_at)},
-              {"finished_at", time_json(st.finished_at)},
-              {"priority", st.priority},
-              {"result", st.result ? json::parse(*st.result) : json(nullptr)}};
 }
 
 void print_status(const uuid& id, const task_status& st) {
@@ -368,7 +350,7 @@ int status_command(const context& ctx, const std::string& text) {
         auto x = inspect_task(conn, *id);
         if (!x)
           return std::move(x.error());
-        auto out = to_json(*id, x->status);
+        auto out = status_json(*id, x->status);
         out["payload"] = opt_json(x->payload_json);
         out["unique_key"] = opt_json(x->unique_key);
         out["ordered"] = x->ordered;
@@ -391,7 +373,7 @@ int watch_command(const context& ctx, const std::string& text) {
     return fail(conn.error());
   auto err = watch(ctx.url, *id, [&](const task_status& st) {
     if (ctx.json)
-      std::cout << to_json(*id, st).dump() << std::endl;
+      std::cout << status_json(*id, st).dump() << std::endl;
     else
       print_status(*id, st);
   });
@@ -418,7 +400,7 @@ int list_command(const context& ctx, const filter_args& args, int limit,
       if (ctx.json) {
         auto tasks = json::array();
         for (const auto& t : page->tasks)
-          tasks.push_back(to_json(t.id, t.status));
+          tasks.push_back(status_json(t.id, t.status));
         std::cout << json{{"tasks", tasks},
                           {"next", page->next ? json(to_string(*page->next))
                                               : json(nullptr)}}
@@ -661,7 +643,7 @@ int top_command(const context& ctx, const std::string& interval_text,
         if (ctx.json) {
           auto tasks = json::array();
           for (const auto& t : page->tasks)
-            tasks.push_back(to_json(t.id, t.status));
+            tasks.push_back(status_json(t.id, t.status));
           std::cout << json{{"stats", to_json(*xs)}, {"newest", tasks}}.dump()
                     << std::endl;
           continue;

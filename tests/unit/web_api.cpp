@@ -4,6 +4,7 @@
 
 #include "api.hpp"
 #include "cafmq/error.hpp"
+#include "cafmq/status_json.hpp"
 
 using namespace cafmq;
 using namespace cafmq::web;

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "cafmq/error.hpp"
+#include "cafmq/status_json.hpp"
 
 namespace cafmq::web {
 
@@ -38,25 +39,6 @@ json optional_time(const std::optional<task_status::time_point>& x) {
 template <class T>
 json optional_value(const std::optional<T>& x) {
   return x ? json(*x) : json(nullptr);
-}
-
-json status_fields(const uuid& id, const task_status& x) {
-  return json{{"id", to_string(id)},
-              {"state", to_string(x.state)},
-              {"name", x.name},
-              {"channel_name", x.channel_name},
-              {"channel_args", x.channel_args},
-              {"attempt", x.attempt},
-              {"max_attempts", x.max_attempts},
-              {"last_error", optional_value(x.last_error)},
-              {"cancel_requested", x.cancel_requested},
-              {"node", optional_value(x.node)},
-              {"created_at", iso8601(x.created_at)},
-              {"run_at", iso8601(x.run_at)},
-              {"started_at", optional_time(x.started_at)},
-              {"finished_at", optional_time(x.finished_at)},
-              {"priority", x.priority},
-              {"result", x.result ? json::parse(*x.result) : json(nullptr)}};
 }
 
 std::int64_t millis(std::chrono::microseconds x) {
@@ -135,29 +117,12 @@ parse_list_request(const std::multimap<std::string, std::string>& params) {
   return result;
 }
 
-std::string iso8601(const task_status::time_point& x) {
-  using namespace std::chrono;
-  auto ms = duration_cast<milliseconds>(x.time_since_epoch()).count();
-  auto secs = static_cast<std::time_t>(ms / 1000);
-  auto frac = ms % 1000;
-  if (frac < 0) {
-    frac += 1000;
-    --secs;
-  }
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  auto n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%03dZ", static_cast<int>(frac));
-  return buf;
-}
-
 json to_json(const task_row& x) {
-  return status_fields(x.id, x.status);
+  return status_json(x.id, x.status);
 }
 
 json to_json(const task_detail& x) {
-  auto result = status_fields(x.id, x.status);
+  auto result = status_json(x.id, x.status);
   result["payload_json"] = optional_value(x.payload_json);
   result["payload_bytes"] = optional_value(x.payload_bytes);
   result["ordered"] = x.ordered;

@@ -36,9 +36,6 @@ struct list_request {
 caf::expected<list_request>
 parse_list_request(const std::multimap<std::string, std::string>& params);
 
-/// Renders a database time as ISO 8601 UTC with milliseconds.
-std::string iso8601(const task_status::time_point& x);
-
 /// A task row of a listing.
 nlohmann::json to_json(const task_row& x);
 

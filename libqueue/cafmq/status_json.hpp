@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+// A task's status as JSON: the one shape that `cafmq status`, `cafmq list`
+// and `cafmq watch` print with --json and the dashboard's API serves.
+
+#include <chrono>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cafmq/task_status.hpp"
+#include "cafmq/uuid.hpp"
+
+namespace cafmq {
+
+/// A time as ISO 8601 UTC with milliseconds, e.g.
+/// "2026-12-01T06:25:31.486Z".
+std::string iso8601(std::chrono::system_clock::time_point x);
+
+/// The status of task `id`: id, state, name, channel_name, channel_args,
+/// attempt, max_attempts, last_error, cancel_requested, node, created_at,
+/// run_at, started_at, finished_at (times by `iso8601`), priority and
+/// result (the stored JSON), in that order; what is unset is null.
+nlohmann::ordered_json status_json(const uuid& id, const task_status& x);
+
+} // namespace cafmq
