@@ -376,7 +376,7 @@ int main(int argc, char** argv) {
       return limit_clear_command(ctx, limit_channel);
   }
   if (cmd == metrics) {
-    auto interval = parse_duration(metrics_interval);
+    auto interval = cafmq::parse_duration(metrics_interval);
     if (!interval) {
       std::cerr << "cafmq: --interval is not a duration: " << metrics_interval
                 << '\n';

@@ -5,31 +5,6 @@
 
 namespace cafmq::cli {
 
-std::optional<std::chrono::nanoseconds> parse_duration(const std::string& x) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(x, &used);
-  } catch (...) {
-    return std::nullopt;
-  }
-  if (n < 0)
-    return std::nullopt;
-  auto unit = x.substr(used);
-  using namespace std::chrono;
-  if (unit == "ms")
-    return milliseconds{n};
-  if (unit == "s" || unit.empty())
-    return seconds{n};
-  if (unit == "m" || unit == "min")
-    return minutes{n};
-  if (unit == "h")
-    return hours{n};
-  if (unit == "d")
-    return hours{24 * n};
-  return std::nullopt;
-}
-
 std::string format_duration(std::chrono::microseconds x) {
   auto ms = x.count() / 1000;
   char buf[32];

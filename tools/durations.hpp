@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
-// Durations on the command line: 250ms, 30s, 5m, 2h, 7d; a plain number is
-// seconds.
+// Durations on the command line, written: 850ms, 42s, 3m12s, 5h03m, 2d04h.
 
 #include <chrono>
 #include <optional>
 #include <string>
 
+#include "cafmq/duration.hpp"
+
 namespace cafmq::cli {
 
-/// The duration `x` names, or nothing if it is not one (or negative).
-std::optional<std::chrono::nanoseconds> parse_duration(const std::string& x);
+// Parsing: cafmq::parse_duration (cafmq/duration.hpp), shared with the
+// dashboard.
 
 /// `x` in the largest unit that shows it whole enough: 850ms, 42s, 3m12s,
 /// 5h03m, 2d04h.

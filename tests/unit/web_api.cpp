@@ -3,6 +3,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include "api.hpp"
+#include "cafmq/duration.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/status_json.hpp"
 
@@ -10,16 +11,17 @@ using namespace cafmq;
 using namespace cafmq::web;
 using params = std::multimap<std::string, std::string>;
 
-CAF_TEST(ages take a number and a unit) {
+CAF_TEST(durations take a number and a unit) {
   using namespace std::chrono;
-  CAF_CHECK_EQUAL(parse_age("90")->count(), 90'000'000);
-  CAF_CHECK_EQUAL(parse_age("90s")->count(), 90'000'000);
-  CAF_CHECK_EQUAL(parse_age("15min")->count(), 900'000'000);
-  CAF_CHECK_EQUAL(parse_age("2h")->count(), 7'200'000'000);
-  CAF_CHECK_EQUAL(parse_age("7d")->count(), 604'800'000'000);
-  CAF_CHECK_EQUAL(parse_age("250ms")->count(), 250'000);
-  for (auto bad : {"", "h", "-5s", "5 s", "5weeks", "1e3", "9999999999s"})
-    CAF_CHECK(!parse_age(bad));
+  CAF_CHECK_EQUAL(parse_duration("90")->count(), 90'000'000);
+  CAF_CHECK_EQUAL(parse_duration("90s")->count(), 90'000'000);
+  CAF_CHECK_EQUAL(parse_duration("15min")->count(), 900'000'000);
+  CAF_CHECK_EQUAL(parse_duration("2h")->count(), 7'200'000'000);
+  CAF_CHECK_EQUAL(parse_duration("7d")->count(), 604'800'000'000);
+  CAF_CHECK_EQUAL(parse_duration("250ms")->count(), 250'000);
+  for (auto bad : {"", "h", "-5s", "+5s", " 5s", "5 s", "1.5s", "5weeks", "1e3",
+                   "9999999999s"})
+    CAF_CHECK(!parse_duration(bad));
 }
 
 CAF_TEST(a listing request reads every filter) {

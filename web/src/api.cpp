@@ -4,6 +4,7 @@
 #include <cctype>
 #include <ctime>
 
+#include "cafmq/duration.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/status_json.hpp"
 
@@ -47,30 +48,6 @@ std::int64_t millis(std::chrono::microseconds x) {
 
 } // namespace
 
-std::optional<std::chrono::microseconds> parse_age(const std::string& str) {
-  std::size_t digits = 0;
-  while (digits < str.size()
-         && std::isdigit(static_cast<unsigned char>(str[digits])))
-    ++digits;
-  // At most 9 digits: no overflow of 64 bits in microseconds for any unit.
-  if (digits == 0 || digits > 9)
-    return std::nullopt;
-  auto n = std::stoll(str.substr(0, digits));
-  auto unit = str.substr(digits);
-  using namespace std::chrono;
-  if (unit.empty() || unit == "s")
-    return duration_cast<microseconds>(seconds{n});
-  if (unit == "ms")
-    return duration_cast<microseconds>(milliseconds{n});
-  if (unit == "m" || unit == "min")
-    return duration_cast<microseconds>(minutes{n});
-  if (unit == "h")
-    return duration_cast<microseconds>(hours{n});
-  if (unit == "d")
-    return duration_cast<microseconds>(hours{24 * n});
-  return std::nullopt;
-}
-
 caf::expected<list_request>
 parse_list_request(const std::multimap<std::string, std::string>& params) {
   list_request result;
@@ -91,7 +68,7 @@ parse_list_request(const std::multimap<std::string, std::string>& params) {
     } else if (key == "channel") {
       result.filter.channel_name = value;
     } else if (key == "older_than" || key == "newer_than") {
-      auto age = parse_age(value);
+      auto age = parse_duration(value);
       if (!age)
         return invalid(key + ": not an age such as 90s, 15min, 2h or 7d: '"
                        + value + "'");

@@ -20,9 +20,6 @@
 
 namespace cafmq::web {
 
-/// Parses an age such as "90s", "15min", "2h", "7d" or a number of seconds.
-std::optional<std::chrono::microseconds> parse_age(const std::string& str);
-
 /// A listing request: which tasks, how many, from where.
 struct list_request {
   task_filter filter;
