@@ -67,6 +67,17 @@ caf::error check(runner_config& cfg) {
                    + std::to_string(cfg.prefetch));
   if (cfg.keep_alive_interval >= cfg.lease)
     return invalid("the keep-alive interval must be shorter than the lease");
+  // A renewal that hangs is dropped by the watchdog after request_timeout;
+  // the next one must still come before the lease runs out.
+  if (cfg.request_timeout >= cfg.lease - cfg.keep_alive_interval)
+    return invalid(
+      "request-timeout (" + std::to_string(cfg.request_timeout.count())
+      + " ms) must be shorter than lease (" + std::to_string(cfg.lease.count())
+      + " ms) minus keep-alive-interval ("
+      + std::to_string(cfg.keep_alive_interval.count())
+      + " ms): a hung renewal is dropped only after "
+        "request-timeout, and the next one must come before "
+        "the lease runs out");
   if (cfg.start_timeout.count() < 0)
     return invalid("the start timeout must not be negative");
   if (cfg.request_timeout.count() <= 0 || cfg.handler_grace.count() < 0

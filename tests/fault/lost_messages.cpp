@@ -35,6 +35,7 @@ CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {
   auto cfg = config(tasks);
   cfg.lease = 3s;
   cfg.keep_alive_interval = 300ms;
+  cfg.request_timeout = 2s;
   auto r = start(cfg);
   auto id = spawn_builder{"wait"}.spawn(*conn)->id;
   wait_for([&] { return count("running") == 1; });

@@ -144,8 +144,10 @@ struct runner_config {
   std::chrono::milliseconds channel_idle_timeout = std::chrono::seconds{10};
   /// Every request between the runtime's actors, and every database call,
   /// gives up after this long; a database call still running then has its
-  /// connection dropped and rebuilt (a hung backend or network).
-  std::chrono::milliseconds request_timeout = std::chrono::seconds{45};
+  /// connection dropped and rebuilt (a hung backend or network). Shorter
+  /// than `lease - keep_alive_interval` (checked at start): a hung renewal
+  /// is dropped in time for the next one to keep the lease.
+  std::chrono::milliseconds request_timeout = std::chrono::seconds{15};
   /// A handler actor that has not answered this long after its cancel,
   /// timeout or deadline is killed. At a stop, the grace is part of
   /// `shutdown_timeout`.

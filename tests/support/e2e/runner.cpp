@@ -230,6 +230,7 @@ int run_runner(const arguments& args) {
   if (args.size() == 5) {
     cfg.lease = std::chrono::milliseconds{std::stoi(args[4])};
     cfg.keep_alive_interval = cfg.lease / 3;
+    cfg.request_timeout = cfg.lease / 2;
   }
   auto runner = actors::runner::start(cfg);
   if (!runner)

@@ -29,6 +29,8 @@ int run_runner_node(const arguments& args) {
   cfg.remote_tasks = remote;
   cfg.lease = std::chrono::milliseconds{std::stoi(args[4])};
   cfg.keep_alive_interval = cfg.lease / 3;
+  cfg.request_timeout
+    = std::min<std::chrono::milliseconds>(cfg.request_timeout, cfg.lease / 2);
   cfg.publish.port = 0;
   cfg.publish.secret = args[2];
   auto runner = actors::runner::start(cfg);
