@@ -138,6 +138,18 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
     st.counted = count_connection(st.ctx->metrics);
   st.guard = std::move(guard);
   st.runtime = std::move(runtime);
+  // The write and renew connections open at once, on this actor's own
+  // thread: the first outcome, the first renewal and a stop's last writes
+  // do not wait for a connection and its plans (the claim database has the
+  // start-up connection; the admin one opens when first used). A failure
+  // is left to the first call, which reports it.
+  if (!st.conn && (name == "write" || name == "renew")) {
+    auto opened = queue_connection::open(st.ctx->cfg.database_url, st.options);
+    if (opened) {
+      st.conn = std::move(*opened);
+      st.counted = count_connection(st.ctx->metrics);
+    }
+  }
   return {
     [=](claim_atom, const claim_request& req) {
       return self->state.with_connection(

@@ -2,7 +2,7 @@
 // `cafmq-e2e embedded`: an application that embeds the runtime in its own
 // actor system with spawn_runner, the first use the design card names. Its
 // task "ignore_cancel" ignores its cancel for an hour. Once one runs, the
-// application stops the runtime (stop_atom; shutdown timeout 2 s, handler
+// application stops the runtime (stop_atom; shutdown timeout 5 s, handler
 // grace 500 ms) and returns from main, which destroys the actor system:
 // neither may wait for the handler. Just before the stop it publishes
 // DIR/stopping with the monotonic clock's time in nanoseconds
@@ -18,6 +18,7 @@
 
 #include <caf/all.hpp>
 
+#include "cafmq/actors/log.hpp"
 #include "cafmq/actors/protocol.hpp"
 #include "cafmq/actors/runner.hpp"
 
@@ -46,8 +47,16 @@ int run_embedded(const arguments& args) {
   cfg.database_url = args[0];
   cfg.node = "embedded";
   cfg.tasks = tasks;
-  cfg.shutdown_timeout = std::chrono::seconds{2};
+  cfg.shutdown_timeout = std::chrono::seconds{5};
   cfg.handler_grace = std::chrono::milliseconds{500};
+  // Each line with the milliseconds since the start, for the test's output.
+  auto t0 = std::chrono::steady_clock::now();
+  cfg.log = [t0, sink = actors::stderr_sink()](const actors::log_record& x) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - t0);
+    std::cerr << "+" << ms.count() << " ms ";
+    sink(x);
+  };
   auto runtime = actors::spawn_runner(sys, cfg);
   if (!runtime)
     return fail("embedded", runtime.error());
