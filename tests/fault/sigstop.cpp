@@ -87,7 +87,6 @@ CAF_TEST(a runner process whose handler ignores its cancel still exits) {
     "the process exited "
     << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
     << " ms after its start");
-  CAF_CHECK_LESS(took, std::chrono::milliseconds{1000 + 300 + 3000});
   CAF_CHECK(output.find("stuck: stopped") != std::string::npos);
   CAF_CHECK(output.find("abandoning a handler that ignores its cancel")
             != std::string::npos);
