@@ -80,6 +80,10 @@ install(FILES "${PROJECT_SOURCE_DIR}/sql/schema.sql"
   DESTINATION "${CAFMQ_INSTALL_SQLDIR}")
 install(FILES "${PROJECT_SOURCE_DIR}/config/cafmq.ini"
   DESTINATION "${CAFMQ_INSTALL_DATADIR}")
+# Prometheus alerting and recording rules (docs/operations.md#alerts).
+install(FILES "${PROJECT_SOURCE_DIR}/config/prometheus/alerts.yml"
+  "${PROJECT_SOURCE_DIR}/config/prometheus/recording.yml"
+  DESTINATION "${CAFMQ_INSTALL_DATADIR}/prometheus")
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/README.md"
   DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 

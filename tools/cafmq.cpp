@@ -290,6 +290,12 @@ int main(int argc, char** argv) {
                         "require basic auth: password");
   dashboard->add_flag("--read-only", web.read_only,
                       "show everything, change nothing");
+  std::string chart_interval = "10s";
+  dashboard
+    ->add_option("--chart-interval", chart_interval,
+                 "the charts sample the queue this often (each sample counts "
+                 "the live tasks); 0s: no charts")
+    ->capture_default_str();
   std::string metrics_listen;
   auto* metrics = app.add_subcommand(
     "metrics", "serve the queue-level Prometheus gauges (depth, ready, "
@@ -391,6 +397,14 @@ int main(int argc, char** argv) {
       std::cerr << "cafmq: --user and --password go together\n";
       return exit_usage;
     }
+    auto every = cafmq::parse_duration(chart_interval);
+    if (!every) {
+      std::cerr << "cafmq: --chart-interval is not a duration: "
+                << chart_interval << '\n';
+      return exit_usage;
+    }
+    web.chart_interval
+      = std::chrono::duration_cast<std::chrono::milliseconds>(*every);
     return cafmq::web::run_dashboard(ctx.url, web);
   }
   if (cmd == top)

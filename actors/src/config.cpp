@@ -222,8 +222,9 @@ config::config() {
                       "or HOST:PORT; empty: off",
                       metrics_listen))
     .add(metrics_queue_interval, "metrics-queue-interval",
-         with_default("the queue-level gauges are read at most this often "
-                      "(each read counts the live tasks)",
+         with_default("the queue-level gauges are read at most this often, "
+                      "and the dashboard's charts sample the queue this "
+                      "often (each read counts the live tasks)",
                       metrics_queue_interval));
   opt_group{custom_options_, "cafmq.publish"}
     .add(node_host, "host",

@@ -179,14 +179,21 @@ void hand_back_leftovers(pqxx::connection_base& conn,
 }
 
 // The dashboard of cfg.dashboard_listen, started; it stops when `runtime`
-// ends (or earlier, by its owner).
+// ends (or earlier, by its owner). Its occupancy chart counts `started`
+// against cfg.max_concurrency.
 caf::expected<std::shared_ptr<web::dashboard>>
 start_dashboard(const runner_config& cfg, const runtime_actor& runtime,
-                const logger& log) {
+                const logger& log, std::shared_ptr<started_attempts> started) {
   web::dashboard_options opts;
   opts.listen = cfg.dashboard_listen;
   opts.token = cfg.dashboard_token;
   opts.read_only = cfg.dashboard_read_only;
+  // The charts read the queue as often as the metrics' queue gauges may.
+  opts.chart_interval = cfg.metrics_queue_interval;
+  opts.occupancy = [started, slots = cfg.max_concurrency] {
+    return std::optional<web::handler_occupancy>{web::handler_occupancy{
+      static_cast<std::int64_t>(started->size()), slots}};
+  };
   auto board = std::make_shared<web::dashboard>(
     cfg.database_url, std::move(opts), connection_for(cfg, "dashboard"));
   if (auto err = board->start())
@@ -265,9 +272,10 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
       for (auto& name : cfg.remote_tasks->names())
         names.push_back(name);
     metrics = std::make_shared<runtime_metrics>(names);
-    if (!started)
-      started = std::make_shared<started_attempts>();
   }
+  // The running gauge and the dashboard's occupancy chart count them.
+  if (!started && (endpoint || !cfg.dashboard_listen.empty()))
+    started = std::make_shared<started_attempts>();
   runtime_parts parts;
   parts.startup = std::move(*conn);
   parts.on_stopped = std::move(on_stopped);
@@ -302,12 +310,12 @@ start_runtime(caf::actor_system& sys, runner_config cfg,
     port = *bound;
   }
   if (dashboard) {
-    auto started = start_dashboard(*dashboard, runtime, log);
-    if (!started) {
+    auto served = start_dashboard(*dashboard, runtime, log, started);
+    if (!served) {
       caf::anon_send_exit(runtime, caf::exit_reason::user_shutdown);
-      return std::move(started.error());
+      return std::move(served.error());
     }
-    board = std::move(*started);
+    board = std::move(*served);
   }
   return runtime;
 }

@@ -197,12 +197,20 @@ public:
         MetricType::Gauge, x->held);
     one("cafmq_running", "Attempts whose handlers run now", MetricType::Gauge,
         x->running);
+    one("cafmq_handler_slots",
+        "Handler slots: at most this many handlers run at once "
+        "(max_concurrency)",
+        MetricType::Gauge, x->slots);
     one("cafmq_channel_actors", "Channel actors alive", MetricType::Gauge,
         x->channels);
     one("cafmq_leases_lost_total",
         "Attempts this runner lost: a lease renewal found them no longer "
         "its own",
         MetricType::Counter, x->lost);
+    one("cafmq_actor_restarts_total",
+        "Actors of this runner's runtime that its supervisor restarted "
+        "after they failed",
+        MetricType::Counter, x->restarts);
     return result;
   }
 

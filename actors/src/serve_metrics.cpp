@@ -36,12 +36,14 @@ void serve_metrics(caf::actor_system& sys, const runtime_actor& runtime,
                    runtime_metrics& metrics,
                    std::shared_ptr<started_attempts> started,
                    const runner_config& cfg) {
-  // The gauges the runtime keeps (held, channels, lost) are asked for when
+  // The gauges and counters the runtime keeps (held, channels, lost,
+  // restarts) are asked for when
   // scraped, with a short bound.
   auto timeout = std::min(caf::timespan{cfg.request_timeout},
                           caf::timespan{std::chrono::seconds{1}});
-  auto sample = [&sys, addr = runtime.address(), started,
-                 timeout]() -> std::optional<runtime_sample> {
+  auto sample
+    = [&sys, addr = runtime.address(), started, timeout,
+       slots = cfg.max_concurrency]() -> std::optional<runtime_sample> {
     auto rt = caf::actor_cast<runtime_actor>(
       caf::actor_cast<caf::strong_actor_ptr>(addr));
     if (!rt)
@@ -51,7 +53,8 @@ void serve_metrics(caf::actor_system& sys, const runtime_actor& runtime,
     self->request(rt, timeout, stats_atom::value)
       .receive(
         [&](const runner_stats& x) {
-          result = runtime_sample{x.running, 0, x.channels, x.lost};
+          result = runtime_sample{x.running, 0,          x.channels,
+                                  x.lost,    x.restarts, slots};
         },
         [](caf::error&) {});
     if (result)

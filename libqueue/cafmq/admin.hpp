@@ -118,6 +118,39 @@ struct queue_stat {
 caf::expected<std::vector<queue_stat>> queue_stats(pqxx::connection_base& conn,
                                                    bool finished = true);
 
+/// Tasks that reached each final state in a window of time.
+struct finished_counts {
+  /// Tasks that completed.
+  std::int64_t completed = 0;
+  /// Tasks that failed for good.
+  std::int64_t failed = 0;
+  /// Tasks cancelled.
+  std::int64_t cancelled = 0;
+};
+
+/// One sample of the queue: its live counts now, and the tasks that
+/// finished in the windows between given moments (the dashboard's charts).
+struct queue_sample {
+  /// The database's clock when sampled.
+  task_status::time_point at;
+  /// Counts per channel of the live states (uncommitted, pending, running),
+  /// as `queue_stats(conn, false)` has them, without `last_minute`.
+  std::vector<queue_stat> live;
+  /// One per bound: the tasks that finished from bound i up to bound
+  /// i + 1 (the last: up to `at`).
+  std::vector<finished_counts> finished;
+};
+
+/// Samples the queue: the live counts (cheap: partial indexes) and, with
+/// ascending `bounds`, the tasks that finished in each window from one
+/// bound to the next, the last up to now (a range of the finished index).
+/// Tasks count by the moment their ending was written (its transaction's
+/// start): sampling a window again after its writes committed counts those
+/// that were in flight at the first sample.
+caf::expected<queue_sample>
+sample_queue(pqxx::connection_base& conn,
+             const std::vector<task_status::time_point>& bounds);
+
 /// What a retry did to each task asked for.
 struct retry_result {
   /// Tasks that are pending again, with a fresh attempt budget.

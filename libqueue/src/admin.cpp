@@ -158,6 +158,53 @@ caf::expected<std::vector<queue_stat>> queue_stats(pqxx::connection_base& conn,
   });
 }
 
+caf::expected<queue_sample>
+sample_queue(pqxx::connection_base& conn,
+             const std::vector<task_status::time_point>& bounds) {
+  return guarded([&]() -> caf::expected<queue_sample> {
+    std::string array = "{";
+    for (auto& x : bounds) {
+      if (array.size() > 1)
+        array += ',';
+      array
+        += std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                            x.time_since_epoch())
+                            .count());
+    }
+    array += '}';
+    pqxx::read_transaction tx{conn};
+    queue_sample result;
+    result.finished.resize(bounds.size());
+    for (const auto& row : tx.exec_params(sql::queue_sample, array)) {
+      std::string kind = row[0].c_str();
+      auto n = row[3].as<std::int64_t>();
+      if (kind == "clock") {
+        result.at = task_status::time_point{std::chrono::microseconds{n}};
+      } else if (kind == "live") {
+        queue_stat x;
+        x.channel_name = row[1].c_str();
+        x.state = parse_task_state(row[2].c_str()).value();
+        x.tasks = n;
+        x.ready = row[4].as<std::int64_t>();
+        x.oldest_pending_age = detail::to_micros(row[5]);
+        result.live.push_back(std::move(x));
+      } else {
+        // Window numbers count from 1 (0: before the first bound).
+        auto window = row[4].as<std::size_t>();
+        if (window < 1 || window > bounds.size())
+          continue;
+        auto& counts = result.finished[window - 1];
+        auto state = parse_task_state(row[2].c_str()).value();
+        (state == task_state::completed ? counts.completed
+         : state == task_state::failed  ? counts.failed
+                                        : counts.cancelled)
+          = n;
+      }
+    }
+    return result;
+  });
+}
+
 caf::expected<retry_result> retry(pqxx::connection_base& conn,
                                   const std::vector<uuid>& ids) {
   return detail::in_transaction(

@@ -78,7 +78,7 @@ for mode in "${MODES[@]}"; do
       || die "cmake --install failed"
     for f in include/cafmq/version.hpp include/cafmq/actors/runner.hpp \
              share/cafmq/sql/migrations/0001_schema.sql share/cafmq/cafmq.ini \
-             bin/cafmq; do
+             share/cafmq/prometheus/alerts.yml bin/cafmq; do
       [[ -e $WORK/prefix/$f ]] || die "not installed: $f"
     done
     # Internal headers (libqueue/internal, actors/internal) stay out.
@@ -113,6 +113,7 @@ for mode in "${MODES[@]}"; do
     contents=$(dpkg -L cafmq)
     for f in /usr/include/cafmq/actors/runner.hpp /usr/include/cafmq/version.hpp \
              /usr/bin/cafmq /usr/share/cafmq/sql/migrations/0001_schema.sql \
+             /usr/share/cafmq/prometheus/alerts.yml \
              /usr/lib/cmake/cafmq/cafmqConfig.cmake; do
       grep -qx "$f" <<<"$contents" || die "the package lacks $f"
     done

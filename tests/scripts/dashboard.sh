@@ -4,15 +4,18 @@
 # chromedriver, tests/scripts/dashboard_browser.py) opens it with a token,
 # finds a task spawned from SQL, clicks its cancel button and waits until
 # the row reads cancelled; the table then holds it cancelled. Screenshots go
-# to OUTDIR. With curl: 401 without the token, 403 for an action in
+# to OUTDIR. The charts (tests/scripts/dashboard_charts.py): a runner that
+# serves the dashboard drains tasks, and the charts' points move and match
+# the API's, which counts every completion once. With curl: 401 without
+# the token, 403 for an action in
 # read-only mode, without the CSRF header, from a foreign Origin or for a
 # foreign Host, 400 for a bad id or filter. In a fresh database of the
 # cluster at CAFMQ_DATABASE_URL; the dashboards listen on port 0 (the kernel
 # picks) and print their address.
 #
-#   dashboard.sh CLI OUTDIR    (cafmq, build/tests/dashboard-screens)
+#   dashboard.sh CLI E2E OUTDIR    (cafmq, cafmq-e2e, build/tests/dashboard-screens)
 set -euo pipefail
-cli=$1 out=$2
+cli=$1 e2e=$2 out=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 source "$here/dashboard_lib.sh"
 for tool in chromium chromedriver curl python3 psql; do
@@ -118,4 +121,30 @@ python3 "$here/dashboard_browser.py" "$main" "$token" "$id" "$xss" "$out" \
 [[ $(sql "SELECT state FROM cafmq.tasks WHERE id = '$xss'") == pending ]] \
   || fail "the other task changed"
 sed 's/^/browser: /' "$tmp/browser.log"
+
+# The charts during a drain: a runner with 4 handlers serves the dashboard
+# (charts sampled every 300 ms); once the page shows them, 400 tasks of
+# 100 ms each (about 10 s of work) arrive in three channels.
+source "$here/load.sh"
+CAFMQ_E2E_SIGNALS=1 CAFMQ_E2E_DASHBOARD=127.0.0.1:0 CAFMQ_E2E_METRICS_QUEUE_MS=300 \
+  "$e2e" runner "$url" charts 4 4 >"$tmp/runner.log" 2>&1 &
+pids+=($!)
+runner_board=
+for _ in $(seq 200); do
+  runner_board=$(sed -n 's/.*msg="serving the dashboard".* port=\([0-9]*\).*/\1/p' "$tmp/runner.log")
+  [[ -n $runner_board ]] && break
+  sleep 0.05
+done
+[[ -n $runner_board ]] || fail "the runner does not serve its dashboard"
+n=400
+python3 "$here/dashboard_charts.py" "http://127.0.0.1:$runner_board" "$n" "$tmp/ready" "$out" \
+  >"$tmp/charts.log" 2>&1 &
+charts=$!
+for _ in $(seq 600); do [[ -e $tmp/ready ]] && break; kill -0 "$charts" 2>/dev/null || break; sleep 0.1; done
+[[ -e $tmp/ready ]] || { wait "$charts" || true; fail "the charts did not load"; }
+spawn_load "$n" 3 100
+wait "$charts" || fail "the charts run failed"
+[[ $(sql "SELECT count(*) FROM cafmq.tasks WHERE state = 'completed'") == "$n" ]] \
+  || fail "not every task completed"
+sed 's/^/charts: /' "$tmp/charts.log"
 echo "dashboard: ok (screenshots in $out)"

@@ -4,11 +4,15 @@
 # 3,000 tasks, and `cafmq metrics` beside it. Through Prometheus's HTTP API:
 # the runner's completed counter equals the completed rows in the table,
 # and exactly one of the two exports the queue-level gauges (one exporter
-# per cluster). On a throw-away cluster (a copy of scripts/pg.sh).
+# per cluster). The same Prometheus loads the shipped rules
+# (config/prometheus): each evaluates without error, every metric they name
+# is exported by the runner or the tool, and the cookbook's recorded series
+# (recording.yml) describe the drain. On a throw-away cluster (a copy of
+# scripts/pg.sh).
 #
-#   prometheus.sh E2E CLI    (cafmq-e2e, cafmq)
+#   prometheus.sh E2E CLI RULES_DIR   (cafmq-e2e, cafmq, config/prometheus)
 set -euo pipefail
-e2e=$1 cli=$2
+e2e=$1 cli=$2 rules=$3
 source "$(dirname "${BASH_SOURCE[0]}")/throwaway.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/load.sh"
 command -v prometheus >/dev/null || { echo "FAIL: prometheus is not installed (apt-get install prometheus)" >&2; exit 1; }
@@ -62,6 +66,7 @@ cat >"$tmp/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
+rule_files: ['$rules/alerts.yml', '$rules/recording.yml']
 scrape_configs:
   - job_name: cafmq
     static_configs:
@@ -138,6 +143,37 @@ held() {
   ((db >= 2)) && [[ $gauge == "$db" ]]
 }
 wait_until 60 "cafmq_connections is not the runtime's connections in pg_stat_activity" held
+# The rules: all loaded, each evaluated without error.
+rules_ok() {
+  curl -sf "http://127.0.0.1:$pport/api/v1/rules" | python3 -c 'import json, sys
+rules = [r for g in json.load(sys.stdin)["data"]["groups"] for r in g["rules"]]
+want = int(sys.argv[1])
+bad = [r["name"] for r in rules if r.get("health") != "ok"]
+sys.exit(0 if len(rules) == want and not bad else 1)' "$1"
+}
+nrules=$(cat "$rules/alerts.yml" "$rules/recording.yml" | grep -cE '^ *- (alert|record):')
+wait_until 30 "Prometheus did not evaluate the $nrules rules without error" rules_ok "$nrules"
+# The cookbook's series describe the drain: the runner completed and
+# claimed "record" tasks in the last minute, sampled pickup latencies and
+# handler durations, used some of its handler slots; 7 tasks wait in "idle".
+positive() { python3 -c 'import sys; v = sys.argv[1]; sys.exit(0 if v and 0 < float(v) < 1e9 else 1)' "$(query "$1")"; }
+for q in 'task:cafmq_tasks_completed:rate1m{task="record"}' 'task:cafmq_tasks_claimed:rate1m{task="record"}' \
+         'cafmq_pickup_latency_seconds:p50_5m' 'cafmq_pickup_latency_seconds:p99_5m' \
+         'task:cafmq_handler_duration_seconds:p95_5m{task="record"}' \
+         "max_over_time(instance:cafmq_handler_occupancy:ratio{instance=\"$runner_at\"}[5m])"; do
+  wait_until 30 "$q is not a positive number ($(query "$q"))" positive "$q"
+done
+[[ $(query "max_over_time(instance:cafmq_handler_occupancy:ratio{instance=\"$runner_at\"}[5m]) <= 1") != "" ]] \
+  || fail "the occupancy of the runner's handler slots went over 1"
+wait_until 30 "channel:cafmq_queue_ready:sum of idle is not 7" equals 'channel:cafmq_queue_ready:sum{channel="idle"}' 7
+# Every metric a rule names is one a runner or the tool exports.
+exported=$( { curl -sf "http://$runner_at/metrics"; curl -sf "http://$tool_at/metrics"; } \
+  | sed -n 's/^\(cafmq_[a-z_]*\).*/\1/p' | sort -u)
+for name in $(sed '/^ *#/d; s/record:.*//; s/[a-z]*:cafmq_[a-z_]*:[a-z0-9_]*//g' "$rules/alerts.yml" "$rules/recording.yml" \
+                | grep -o 'cafmq_[a-z_]*' | sed 's/_bucket$//' | sort -u); do
+  grep -qx "$name" <<<"$exported" || grep -qx "${name}_bucket" <<<"$exported" \
+    || fail "a rule names $name, which nobody exports"
+done
 kill "$prom_pid"
 wait "$prom_pid" || true
 prom_pid=
@@ -154,4 +190,4 @@ kill -TERM "$tool_pid"
 wait_until 60 "cafmq metrics did not stop" gone "$tool_pid"
 wait "$tool_pid" || fail "cafmq metrics exited with status $?"
 tool_pid=
-echo "prometheus: ok ($n completed, counted by Prometheus; one queue exporter)"
+echo "prometheus: ok ($n completed, counted by Prometheus; one queue exporter; $nrules rules evaluated)"

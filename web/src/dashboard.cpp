@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/web/dashboard.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 
@@ -161,6 +162,8 @@ caf::error dashboard::start() {
   if (!conn)
     return std::move(conn.error());
   d.pool->release(std::move(*conn), true);
+  d.series = std::make_unique<series_ring>(
+    static_cast<std::size_t>(std::max(d.opts.chart_points, 1)));
   d.routes();
   d.server.new_task_queue = [] {
     return new httplib::ThreadPool(http_threads);
@@ -192,8 +195,34 @@ caf::error dashboard::start() {
   d.thread = std::thread{[&d] {
     d.server.listen_after_bind();
   }};
+  if (d.opts.chart_interval.count() > 0) {
+    d.sampling = true;
+    d.sampler = std::thread{[&d] {
+      std::unique_lock<std::mutex> guard{d.sample_mtx};
+      while (d.sampling) {
+        guard.unlock();
+        d.sample();
+        guard.lock();
+        d.sample_cv.wait_for(guard, d.opts.chart_interval,
+                             [&d] { return !d.sampling; });
+      }
+    }};
+  }
   d.started = true;
   return caf::none;
+}
+
+void dashboard::impl::sample() {
+  auto bounds = series->bounds();
+  auto x = pool->with(
+    [&](pqxx::connection_base& conn) { return sample_queue(conn, bounds); });
+  // A failed sample leaves a gap: the next one counts from the last point.
+  if (!x)
+    return;
+  std::optional<handler_occupancy> handlers;
+  if (opts.occupancy)
+    handlers = opts.occupancy();
+  series->add(bounds, *x, handlers);
 }
 
 std::uint16_t dashboard::port() const {
@@ -205,6 +234,13 @@ void dashboard::stop() {
   std::lock_guard<std::mutex> guard{d.mtx};
   if (!d.started)
     return;
+  {
+    std::lock_guard<std::mutex> sample_guard{d.sample_mtx};
+    d.sampling = false;
+  }
+  d.sample_cv.notify_all();
+  if (d.sampler.joinable())
+    d.sampler.join();
   d.server.stop();
   if (d.thread.joinable())
     d.thread.join();

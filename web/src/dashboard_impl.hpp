@@ -4,6 +4,7 @@
 // The dashboard's server state, shared by dashboard.cpp (start, stop,
 // authentication) and routes.cpp (the page and the API).
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "auth.hpp"
 #include "cafmq/web/dashboard.hpp"
 #include "pool.hpp"
+#include "series.hpp"
 
 namespace cafmq::web {
 
@@ -51,6 +53,16 @@ struct dashboard::impl {
   // stop() may come from the owner and from a runtime's end at once.
   std::mutex mtx;
   bool started = false;
+  // The charts' points (series.hpp), filled by `sampler` every
+  // opts.chart_interval until `sampling` is false.
+  std::unique_ptr<series_ring> series;
+  std::thread sampler;
+  std::mutex sample_mtx;
+  std::condition_variable sample_cv;
+  bool sampling = false;
+
+  // Takes one sample into `series` (dashboard.cpp).
+  void sample();
 
   bool is_api(const httplib::Request& req) const {
     return req.path.rfind("/api/", 0) == 0;

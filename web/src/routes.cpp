@@ -55,6 +55,17 @@ void dashboard::impl::routes() {
       send_json(res, 200,
                 {{"finished", finished}, {"channels", to_json(*stats)}});
     });
+  server.Get("/api/series",
+             [this](const httplib::Request&, httplib::Response& res) {
+               json points = json::array();
+               for (auto& x : series->points())
+                 points.push_back(to_json(x));
+               send_json(res, 200,
+                         {{"interval_ms", opts.chart_interval.count() > 0
+                                            ? opts.chart_interval.count()
+                                            : 0},
+                          {"points", std::move(points)}});
+             });
   server.Get("/api/tasks", [this](const httplib::Request& req,
                                   httplib::Response& res) {
     auto request = parse_list_request(params_of(req));

@@ -20,7 +20,9 @@
 // blocks from the start so that a signal sent early waits for that call.
 // With CAFMQ_E2E_METRICS set it serves its metrics there
 // (runner_config::metrics_listen), reading the queue-level gauges every
-// CAFMQ_E2E_METRICS_QUEUE_MS if set. With CAFMQ_E2E_SCHEDULE_MS set it
+// CAFMQ_E2E_METRICS_QUEUE_MS if set (also its dashboard's chart interval);
+// with CAFMQ_E2E_DASHBOARD set it serves its dashboard there (loopback, no
+// token). With CAFMQ_E2E_SCHEDULE_MS set it
 // fires the due schedules that often (0: never, a runner that only drains
 // what the schedules spawned), with CAFMQ_E2E_PREFETCH set it claims that
 // many ahead at most (0: only for free slots).
@@ -216,6 +218,8 @@ int run_runner(const arguments& args) {
   cfg.max_concurrency = std::stoi(args[3]);
   if (auto listen = std::getenv("CAFMQ_E2E_METRICS"))
     cfg.metrics_listen = listen;
+  if (auto listen = std::getenv("CAFMQ_E2E_DASHBOARD"))
+    cfg.dashboard_listen = listen;
   if (auto ms = env_ms("CAFMQ_E2E_METRICS_QUEUE_MS"))
     cfg.metrics_queue_interval = *ms;
   if (auto ms = env_ms("CAFMQ_E2E_SCHEDULE_MS"))

@@ -15,8 +15,11 @@
 // authenticates with a Bearer header) and no foreign Origin; read-only mode
 // refuses actions with 403.
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <caf/error.hpp>
@@ -25,6 +28,14 @@
 
 /// The web dashboard (library cafmq::web).
 namespace cafmq::web {
+
+/// A runner's handler slots in use (the dashboard's occupancy chart).
+struct handler_occupancy {
+  /// Handlers running.
+  std::int64_t running = 0;
+  /// Handler slots: at most this many run at once.
+  std::int64_t slots = 0;
+};
 
 /// How the dashboard serves.
 struct dashboard_options {
@@ -42,6 +53,16 @@ struct dashboard_options {
   /// At most this many database connections are open at once (requests
   /// beyond wait for one).
   int connections = 4;
+  /// The charts sample the queue this often, one query each time (live
+  /// counts and the tasks finished since the last sample; no scan of
+  /// finished tasks), whether or not a page is open; zero or less: no
+  /// charts.
+  std::chrono::milliseconds chart_interval{10000};
+  /// Points each chart keeps (the oldest go first).
+  int chart_points = 180;
+  /// Where a runner serves the dashboard: its handler occupancy, read at
+  /// each sample (the occupancy chart); unset: no such chart.
+  std::function<std::optional<handler_occupancy>()> occupancy;
 };
 
 /// An HTTP server for the dashboard of one database.

@@ -35,6 +35,10 @@ struct runtime_sample {
   std::int64_t channels = 0;
   /// Attempts this runner lost (lease renewal no longer owned them).
   std::int64_t lost = 0;
+  /// Restarts of the runtime's actors by its supervisor.
+  std::int64_t restarts = 0;
+  /// Handler slots: at most this many handlers run at once.
+  std::int64_t slots = 0;
 };
 
 /// One runtime's metrics (see the top of this header).
