@@ -126,7 +126,9 @@ for mode in "${MODES[@]}"; do
     ;;
   subdirectory)
     step "add_subdirectory($ROOT)"
-    build_and_run "$WORK/subdirectory" "-DCAFMQ_SOURCE_DIR=$ROOT"
+    # One unity batch per library: the least CPU for a tree built once.
+    build_and_run "$WORK/subdirectory" "-DCAFMQ_SOURCE_DIR=$ROOT" \
+      -DCAFMQ_UNITY_BATCH_SIZE=0
     # Only the libraries were built: no tests, examples or bench.
     if find "$WORK/subdirectory" -name 'cafmq-*-tests' -o -name 'cafmq-bench' \
        -o -name 'cafmq-quickstart' | grep -q .; then

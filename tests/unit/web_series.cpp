@@ -87,14 +87,16 @@ CAF_TEST(spawned counts the change in live tasks plus those that finished) {
   // a negative spawn count.
   b = ring.bounds();
   ring.add(b, sample_at(20, {}, {{50, 5, 5}, {0, 0, 0}}), std::nullopt);
-  CAF_CHECK_EQUAL(ring.points().at(2).spawned, 0);
+  auto p2 = ring.points().at(2);
+  CAF_CHECK_EQUAL(p2.spawned, 0);
   // A clock that went back (another database after a failover) counts
   // nothing rather than a rate over a negative interval.
   b = ring.bounds();
   ring.add(b, sample_at(15, {}, {{50, 5, 5}, {0, 0, 0}, {7, 0, 0}}),
            std::nullopt);
-  CAF_CHECK_EQUAL(ring.points().at(3).seconds, 0.0);
-  CAF_CHECK_EQUAL(ring.points().at(3).completed, 0);
+  auto p3 = ring.points().at(3);
+  CAF_CHECK_EQUAL(p3.seconds, 0.0);
+  CAF_CHECK_EQUAL(p3.completed, 0);
 }
 
 CAF_TEST(an ending written late counts in its window at the next sample) {
