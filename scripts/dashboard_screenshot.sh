@@ -39,7 +39,7 @@ sql "UPDATE cafmq.tasks SET state = 'completed', attempt = 1, started_at = now()
 
 log=$(mktemp)
 ok=1
-serve_dashboard "$log" || ok=0
+serve_dashboard "$log" --chart-interval 250ms || ok=0
 pid=$dashboard_pid
 [[ $ok == 1 ]] || { cat "$log" >&2; exit 1; }
 rm -f "$log"
@@ -53,6 +53,9 @@ with browser() as b:
     wait_until("the totals", lambda: b.js(
         "return document.getElementById('totals-note').textContent"
         ".startsWith('finished totals as of')"))
+    wait_until("a few chart points", lambda: b.js(
+        "return document.querySelectorAll('#c-ready polyline')[0]"
+        " && Number(document.querySelector('#c-ready polyline').dataset.count) >= 8"))
     b.click('tr[data-id="%s"] td.id' % failed)
     wait_until("the detail", lambda: b.js(
         "return document.getElementById('d-id').textContent") == failed)

@@ -56,7 +56,10 @@ suites() {
   fi
   CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url) || return
   export CAFMQ_DATABASE_URL
-  ctest --test-dir build -j2 --output-on-failure "$@"
+  # At a lower priority than the sanitizer builds beside them: those are a
+  # chain of long compiles, the suites wait on processes, timers and the
+  # database (and assert no timing), so they take what the compiles leave.
+  nice -n 10 ctest --test-dir build -j2 --output-on-failure "$@"
 }
 
 # The sanitizer builds compile while the suites of build/ run, which wait
