@@ -56,12 +56,9 @@ suites() {
   fi
   CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url) || return
   export CAFMQ_DATABASE_URL
-  # At a lower priority than the sanitizer builds beside them: those are a
-  # chain of long compiles, the suites wait on processes, timers and the
-  # database (and assert no timing), so they take what the compiles leave.
   # Four at once: package_consumer holds one slot for most of the run, and
   # the others spend most of their time waiting.
-  nice -n 10 ctest --test-dir build -j4 --output-on-failure "$@"
+  ctest --test-dir build -j4 --output-on-failure "$@"
 }
 
 # The sanitizer builds compile while the suites of build/ run, which wait

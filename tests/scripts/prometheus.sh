@@ -153,17 +153,20 @@ sys.exit(0 if len(rules) == want and not bad else 1)' "$1"
 }
 nrules=$(cat "$rules/alerts.yml" "$rules/recording.yml" | grep -cE '^ *- (alert|record):')
 wait_until 30 "Prometheus did not evaluate the $nrules rules without error" rules_ok "$nrules"
-# The cookbook's series describe the drain: the runner completed and
-# claimed "record" tasks in the last minute, sampled pickup latencies and
-# handler durations, used some of its handler slots; 7 tasks wait in "idle".
+# The cookbook's series describe the drain: at some evaluation since the
+# start (every second; the drain may be over by now, however long ago),
+# the runner completed and claimed "record" tasks, sampled pickup
+# latencies and handler durations, used some of its handler slots; 7 tasks
+# wait in "idle".
 positive() { python3 -c 'import sys; v = sys.argv[1]; sys.exit(0 if v and 0 < float(v) < 1e9 else 1)' "$(query "$1")"; }
 for q in 'task:cafmq_tasks_completed:rate1m{task="record"}' 'task:cafmq_tasks_claimed:rate1m{task="record"}' \
          'cafmq_pickup_latency_seconds:p50_5m' 'cafmq_pickup_latency_seconds:p99_5m' \
          'task:cafmq_handler_duration_seconds:p95_5m{task="record"}' \
-         "max_over_time(instance:cafmq_handler_occupancy:ratio{instance=\"$runner_at\"}[5m])"; do
+         "instance:cafmq_handler_occupancy:ratio{instance=\"$runner_at\"}"; do
+  q="max_over_time(${q}[1h])"
   wait_until 30 "$q is not a positive number ($(query "$q"))" positive "$q"
 done
-[[ $(query "max_over_time(instance:cafmq_handler_occupancy:ratio{instance=\"$runner_at\"}[5m]) <= 1") != "" ]] \
+[[ $(query "max_over_time(instance:cafmq_handler_occupancy:ratio{instance=\"$runner_at\"}[1h]) <= 1") != "" ]] \
   || fail "the occupancy of the runner's handler slots went over 1"
 wait_until 30 "channel:cafmq_queue_ready:sum of idle is not 7" equals 'channel:cafmq_queue_ready:sum{channel="idle"}' 7
 # Every metric a rule names is one a runner or the tool exports.

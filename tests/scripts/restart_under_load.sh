@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # PostgreSQL restarts five times while two runners drain 6,000 tasks of
-# 40 ms each (at 20 ms, a fast machine drained them in four restarts): the runners reconnect and finish, both exit 0 (none crashed),
+# 40 ms each in seven channels, one of them paused until the fifth restart
+# (so that however fast the runners and however slow this script, the
+# drain is still on): the runners reconnect and finish, both exit 0 (none
+# crashed),
 # and the ledger (written in each completing transaction, complete(tx) on
 # the handler thread's own connection) holds every task exactly once. Runner
 # "two" drops a broken connection as soon as a completion fails, with the
@@ -27,6 +30,7 @@ sql() { psql "$url" -v ON_ERROR_STOP=1 -qtAc "$1"; }
 n=6000
 CAFMQ_DATABASE_URL=$url "$cli" migrate >/dev/null
 spawn_load "$n" 7 40
+CAFMQ_DATABASE_URL=$url "$cli" pause --channel c6 >/dev/null
 
 "$e2e" runner "$url" one 4 8 >"$tmp/runner-one.log" 2>&1 &
 pids+=($!)
@@ -45,6 +49,7 @@ for _ in 1 2 3 4 5; do
   restarts=$((restarts + 1))
 done
 ((restarts == 5)) || fail "the drain ended after $restarts restarts"
+CAFMQ_DATABASE_URL=$url "$cli" resume --channel c6 >/dev/null
 wait_runners 120 "the restarts"
 check_ledger "$n"
 echo "restart under load: ok ($restarts restarts; $(cat "$tmp"/runner-*.log | grep -c "reconnect\|lost") reconnect or lost lines logged)"
