@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The suites that wait on processes, timers and the database (labels e2e,
-# fault and scripts), run RUNS times in a row (default 10) in build/, four
+# fault and scripts), run RUNS times in a row (default 10) in build/, two
 # at once as scripts/test.sh runs them, while
 # `stress` keeps both cores busy: a check that no test depends on how fast
 # the machine is. Prints one line per run and exits non-zero if any failed;
@@ -23,7 +23,7 @@ trap 'kill "$load" 2>/dev/null; pkill -P "$load" 2>/dev/null || true' EXIT
 failed=0
 for i in $(seq "$runs"); do
   t0=$SECONDS
-  if ctest --test-dir build -L 'e2e|fault|scripts' -j4 --output-on-failure \
+  if ctest --test-dir build -L 'e2e|fault|scripts' -j2 --output-on-failure \
        >"build/stress-$i.log" 2>&1; then
     result=passed
   else

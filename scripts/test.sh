@@ -56,9 +56,7 @@ suites() {
   fi
   CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url) || return
   export CAFMQ_DATABASE_URL
-  # Four at once: package_consumer holds one slot for most of the run, and
-  # the others spend most of their time waiting.
-  ctest --test-dir build -j4 --output-on-failure "$@"
+  ctest --test-dir build -j2 --output-on-failure "$@"
 }
 
 # The sanitizer builds compile while the suites of build/ run, which wait
