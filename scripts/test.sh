@@ -5,7 +5,8 @@
 # errors), start the private PostgreSQL and run every suite of build/ (extra
 # args go to that ctest, e.g. -L db, -R ordered) while the unit and actor
 # suites are built and run under AddressSanitizer + UBSan and the thread
-# suites under ThreadSanitizer. Prints each stage's wall time at the end.
+# suites under ThreadSanitizer, and (without args) package_consumer runs
+# beside them. Prints each stage's wall time at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -50,13 +51,33 @@ tsan() {
       ctest --test-dir build-tsan -L threads --output-on-failure
 }
 
-suites() {
+start_cluster() {
   if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
     CAFMQ_PG_FAST=1 bash scripts/pg.sh start || return
   fi
   CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url) || return
   export CAFMQ_DATABASE_URL
-  ctest --test-dir build -j2 --output-on-failure "$@"
+}
+
+# Without arguments, every suite but package_consumer (which runs beside
+# them, below); with ctest arguments (e.g. -L db), those.
+suites() {
+  if (($# == 0)); then
+    ctest --test-dir build -j2 --output-on-failure -E '^package_consumer$'
+  else
+    ctest --test-dir build -j2 --output-on-failure "$@"
+  fi
+}
+
+# package_consumer, the longest test (it builds the libraries again through
+# add_subdirectory): in a ctest slot it held one of the two for most of the
+# run and left the other to every other test in turn.
+package() {
+  local t0=$SECONDS rc=0
+  ctest --test-dir build -R '^package_consumer$' --output-on-failure \
+    >build/package.log 2>&1 || rc=$?
+  echo "$((SECONDS - t0))" >build/package.time
+  return $rc
 }
 
 # The sanitizer builds compile while the suites of build/ run, which wait
@@ -70,11 +91,24 @@ sanitizers() {
 }
 
 both() {
+  start_cluster || return
   sanitizers &
-  local pid=$! rc=0 t0=$SECONDS
+  local san=$! pkg= rc=0 t0=$SECONDS
+  if (($# == 0)); then
+    package &
+    pkg=$!
+  fi
   suites "$@" || rc=$?
   stages+=("$(printf '%-10s %4d s' suites $((SECONDS - t0)))")
-  if ! wait "$pid"; then
+  if [[ -n $pkg ]]; then
+    if ! wait "$pkg"; then
+      tail -n 200 build/package.log
+      echo "test.sh: package_consumer failed (build/package.log)" >&2
+      rc=1
+    fi
+    stages+=("$(printf '%-10s %4d s' package "$(cat build/package.time)")")
+  fi
+  if ! wait "$san"; then
     tail -n 200 build/sanitizers.log
     echo "test.sh: the sanitizer stage failed (build/sanitizers.log)" >&2
     rc=1
