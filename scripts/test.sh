@@ -5,8 +5,7 @@
 # errors), start the private PostgreSQL and run every suite of build/ (extra
 # args go to that ctest, e.g. -L db, -R ordered) while the unit and actor
 # suites are built and run under AddressSanitizer + UBSan and the thread
-# suites under ThreadSanitizer, and (without args) package_consumer runs
-# beside them. Prints each stage's wall time at the end.
+# suites under ThreadSanitizer. Prints each stage's wall time at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -51,33 +50,13 @@ tsan() {
       ctest --test-dir build-tsan -L threads --output-on-failure
 }
 
-start_cluster() {
+suites() {
   if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
     CAFMQ_PG_FAST=1 bash scripts/pg.sh start || return
   fi
   CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url) || return
   export CAFMQ_DATABASE_URL
-}
-
-# Without arguments, every suite but package_consumer (which runs beside
-# them, below); with ctest arguments (e.g. -L db), those.
-suites() {
-  if (($# == 0)); then
-    ctest --test-dir build -j2 --output-on-failure -E '^package_consumer$'
-  else
-    ctest --test-dir build -j2 --output-on-failure "$@"
-  fi
-}
-
-# package_consumer, the longest test (it builds the libraries again through
-# add_subdirectory): in a ctest slot it held one of the two for most of the
-# run and left the other to every other test in turn.
-package() {
-  local t0=$SECONDS rc=0
-  ctest --test-dir build -R '^package_consumer$' --output-on-failure \
-    >build/package.log 2>&1 || rc=$?
-  echo "$((SECONDS - t0))" >build/package.time
-  return $rc
+  ctest --test-dir build -j2 --output-on-failure "$@"
 }
 
 # The sanitizer builds compile while the suites of build/ run, which wait
@@ -91,24 +70,11 @@ sanitizers() {
 }
 
 both() {
-  start_cluster || return
   sanitizers &
-  local san=$! pkg= rc=0 t0=$SECONDS
-  if (($# == 0)); then
-    package &
-    pkg=$!
-  fi
+  local pid=$! rc=0 t0=$SECONDS
   suites "$@" || rc=$?
   stages+=("$(printf '%-10s %4d s' suites $((SECONDS - t0)))")
-  if [[ -n $pkg ]]; then
-    if ! wait "$pkg"; then
-      tail -n 200 build/package.log
-      echo "test.sh: package_consumer failed (build/package.log)" >&2
-      rc=1
-    fi
-    stages+=("$(printf '%-10s %4d s' package "$(cat build/package.time)")")
-  fi
-  if ! wait "$san"; then
+  if ! wait "$pid"; then
     tail -n 200 build/sanitizers.log
     echo "test.sh: the sanitizer stage failed (build/sanitizers.log)" >&2
     rc=1
