@@ -9,6 +9,7 @@
 #include "cafmq/actors/detail/listener.hpp"
 #include "cafmq/actors/detail/maintenance.hpp"
 #include "cafmq/actors/detail/pool.hpp"
+#include "cafmq/actors/detail/watch_service.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
 #include "supervisor_state.hpp"
@@ -102,6 +103,14 @@ void start_listener(supervisor_ptr self) {
   adopt(self, st.listener);
 }
 
+void start_watch_service(supervisor_ptr self) {
+  auto& st = self->state;
+  if (!st.parts.listener)
+    return;
+  st.watches = spawn_watch_service(self->system(), st.ctx, st.watch_guard);
+  adopt(self, st.watches);
+}
+
 void start_event_hub(supervisor_ptr self) {
   auto& st = self->state;
   st.events = spawn_event_hub(self->system(), st.ctx);
@@ -180,6 +189,9 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
   } else if (is(st.listener)) {
     which = "listener";
     start_listener(self);
+  } else if (is(st.watches)) {
+    which = "watch service";
+    start_watch_service(self);
   } else if (is(st.events)) {
     which = "event hub";
     start_event_hub(self);
@@ -204,6 +216,7 @@ void break_hung_connections(supervisor_ptr self) {
   for (auto& [role, guard] : st.db_guards)
     check(to_string(role), guard);
   check("listen", st.listen_guard);
+  check("watch", st.watch_guard);
 }
 
 } // namespace cafmq::actors::runtime_impl

@@ -183,6 +183,8 @@ config::config() {
       fallback_poll_interval, "fallback-poll-interval",
       with_default("claim at least this often when notifications do not arrive",
                    fallback_poll_interval))
+    .add(max_watches, "max-watches",
+         with_default("watches served at once; more are refused", max_watches))
     .add(worker_processes, "worker-processes",
          with_default("worker processes started for the isolated tasks",
                       worker_processes))
@@ -412,6 +414,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   result.fallback_poll_interval
     = duration_cast<milliseconds>(fallback_poll_interval);
   result.start_timeout = duration_cast<milliseconds>(start_timeout);
+  result.max_watches = max_watches;
   result.worker_processes = worker_processes;
   result.worker_process_capacity = worker_process_capacity;
   result.max_restarts = max_restarts;

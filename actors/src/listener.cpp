@@ -5,9 +5,9 @@
 #include <pqxx/pqxx>
 
 #include "cafmq/connection_options.hpp"
-#include "cafmq/detail/connection_breaker.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
+#include "listening_connection.hpp"
 #include "started_attempts.hpp"
 
 namespace cafmq::actors {
@@ -45,8 +45,7 @@ struct listener_state {
   context_ptr ctx;
   dispatcher_actor dispatcher;
   guard_ptr guard;
-  std::shared_ptr<pqxx::connection_base> conn; // first: destroyed last
-  std::shared_ptr<connection_breaker> breaker;
+  listening_connection link; // first: closed last
   std::unique_ptr<collector> ready;
   std::unique_ptr<collector> cancel;
   std::unique_ptr<collector> probe;
@@ -61,8 +60,6 @@ struct listener_state {
   bool registered = false;
   std::chrono::steady_clock::time_point next_takeover;
   std::chrono::steady_clock::time_point next_record;
-  // Counts `conn` in the metrics while it is open.
-  connection_token counted;
   static inline const char* name = "cafmq.listener";
 
   void drop() {
@@ -70,19 +67,11 @@ struct listener_state {
     cancel.reset();
     probe.reset();
     registered = false;
-    if (breaker)
-      breaker->release();
-    breaker.reset();
-    conn.reset();
-    counted.reset();
+    link.close();
   }
 };
 
 using listener_ptr = listener_actor::stateful_pointer<listener_state>;
-
-const std::string& listen_url(const runner_config& cfg) {
-  return cfg.listen_url.empty() ? cfg.database_url : cfg.listen_url;
-}
 
 // Sends a notification through a work connection (database_url, which may
 // go through a pooler) and waits for it here. Behind a pooler in transaction
@@ -111,7 +100,7 @@ bool probe_notifications(listener_ptr self) {
       return false;
     auto left
       = std::chrono::duration_cast<std::chrono::microseconds>(until - now);
-    st.conn->await_notification(0, left.count());
+    st.link.conn->await_notification(0, left.count());
   }
 }
 
@@ -145,7 +134,7 @@ void register_session(listener_ptr self) {
   auto& cfg = st.ctx->cfg;
   if (cfg.takeover_interval.count() == 0 || !st.notified || st.registered)
     return;
-  pqxx::nontransaction tx{*st.conn};
+  pqxx::nontransaction tx{*st.link.conn};
   st.registered
     = tx.exec_params1(sql::register_session, cfg.node)[0].as<bool>();
   if (!st.registered) {
@@ -186,8 +175,8 @@ void keep_session(listener_ptr self,
         arr += to_string(id);
       }
       arr += '}';
-      pqxx::nontransaction{*st.conn}.exec_params(sql::record_started, cfg.node,
-                                                 arr);
+      pqxx::nontransaction{*st.link.conn}.exec_params(sql::record_started,
+                                                      cfg.node, arr);
     }
   }
   if (now < st.next_takeover)
@@ -196,7 +185,7 @@ void keep_session(listener_ptr self,
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(
               cfg.takeover_interval)
               .count();
-  auto n = pqxx::nontransaction{*st.conn}
+  auto n = pqxx::nontransaction{*st.link.conn}
              .exec_params1(sql::take_over, cfg.node, us)[0]
              .as<int>();
   if (n > 0)
@@ -209,26 +198,17 @@ bool connect(listener_ptr self) {
   auto& st = self->state;
   try {
     st.drop();
-    auto opened = open_connection(listen_url(st.ctx->cfg),
-                                  connection_for(st.ctx->cfg, "listen"));
-    if (!opened)
-      throw std::runtime_error(render(opened.error()));
-    st.conn = std::move(*opened);
-    st.counted = count_connection(st.ctx->metrics);
-    if (auto breaker = connection_breaker::make(st.conn->sock()))
-      st.breaker = std::move(*breaker);
-    st.ready = std::make_unique<collector>(*st.conn, "cafmq_ready");
-    st.cancel = std::make_unique<collector>(*st.conn, "cafmq_cancel");
-    st.probe = std::make_unique<collector>(*st.conn, "cafmq_probe");
+    st.link.open(*st.ctx, "listen");
+    st.ready = std::make_unique<collector>(*st.link.conn, "cafmq_ready");
+    st.cancel = std::make_unique<collector>(*st.link.conn, "cafmq_cancel");
+    st.probe = std::make_unique<collector>(*st.link.conn, "cafmq_probe");
     st.last_ping = std::chrono::steady_clock::now();
     check_notifications(self);
     register_session(self);
     return true;
   } catch (const std::exception& e) {
     st.drop();
-    st.backoff
-      = std::min(std::chrono::milliseconds{5000},
-                 std::max(std::chrono::milliseconds{100}, st.backoff * 2));
+    st.backoff = listening_connection::backoff_after(st.backoff);
     st.ctx->log(
       log_level::warning, "listener cannot connect, retrying",
       {{"retry_ms", st.backoff.count()}, {"error", render(from_exception(e))}});
@@ -249,7 +229,7 @@ void deliver(listener_ptr self) {
     auto id = uuid::parse(payload);
     if (!id)
       continue;
-    pqxx::nontransaction tx{*st.conn};
+    pqxx::nontransaction tx{*st.link.conn};
     auto rows = tx.exec_params(sql::task_channel, payload);
     if (rows.empty())
       continue;
@@ -260,7 +240,7 @@ void deliver(listener_ptr self) {
 
 void poll(listener_ptr self) {
   auto& st = self->state;
-  if (!st.conn) {
+  if (!st.link.conn) {
     if (!connect(self)) {
       self->delayed_send(self, st.backoff, poll_atom::value);
       return;
@@ -269,14 +249,14 @@ void poll(listener_ptr self) {
     self->send(st.dispatcher, rescan_atom::value);
   }
   try {
-    st.guard->enter(st.breaker);
+    st.guard->enter(st.link.breaker);
     auto us
       = std::chrono::duration_cast<std::chrono::microseconds>(poll_period);
-    st.conn->await_notification(0, us.count());
+    st.link.conn->await_notification(0, us.count());
     deliver(self);
     auto now = std::chrono::steady_clock::now();
     if (now - st.last_ping > ping_period) {
-      pqxx::nontransaction{*st.conn}.exec("SELECT 1");
+      pqxx::nontransaction{*st.link.conn}.exec("SELECT 1");
       st.last_ping = now;
     }
     if (!st.notified) {

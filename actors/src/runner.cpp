@@ -89,8 +89,9 @@ caf::error check(runner_config& cfg) {
                    "got "
                    + std::to_string(cfg.worker_processes) + " and "
                    + std::to_string(cfg.worker_process_capacity));
-  if (cfg.max_lost_attempts < 0 || cfg.max_restarts < 0)
-    return invalid("max lost attempts and max restarts must not be negative");
+  if (cfg.max_lost_attempts < 0 || cfg.max_restarts < 0 || cfg.max_watches < 0)
+    return invalid("max lost attempts, max restarts and max watches must not "
+                   "be negative");
   if (cfg.takeover_interval.count() < 0)
     return invalid("the takeover interval must not be negative (0: off)");
   if (cfg.schedule_interval.count() < 0)

@@ -13,7 +13,7 @@
 #include "cafmq/actors/detail/listener.hpp"
 #include "cafmq/actors/detail/maintenance.hpp"
 #include "cafmq/actors/detail/pool.hpp"
-#include "cafmq/client.hpp"
+#include "cafmq/actors/detail/watch_service.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
 #include "supervisor_state.hpp"
@@ -120,25 +120,6 @@ void begin_stop(supervisor_ptr self) {
           });
 }
 
-void watch_task(supervisor_ptr self, const uuid& id,
-                const watcher_actor& watcher) {
-  auto url = self->state.ctx->cfg.database_url;
-  auto job = self->system().spawn<caf::detached>(
-    [=](job_actor::pointer me) -> job_actor::behavior_type {
-      return {
-        [=](run_atom) {
-          auto err = watch(url, id, [&](const task_status& x) {
-            me->send(watcher, status_atom::value, x);
-          });
-          if (err)
-            me->send(watcher, watch_atom::value, err);
-          me->quit();
-        },
-      };
-    });
-  self->send(job, run_atom::value);
-}
-
 runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
                                         runtime_parts parts) {
   auto& st = self->state;
@@ -164,8 +145,10 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
                                 guards.at(role), std::move(runtime));
         };
   }
-  if (st.parts.listener)
+  if (st.parts.listener) {
     st.listen_guard = std::make_shared<connection_guard>();
+    st.watch_guard = std::make_shared<connection_guard>();
+  }
   if (!st.parts.make_executor)
     st.parts.make_executor = [ctx = st.ctx] {
       return std::make_shared<executor>(
@@ -181,6 +164,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   start_keeper(self);
   start_maintenance(self);
   start_listener(self);
+  start_watch_service(self);
   start_event_hub(self);
   self->attach_functor([children = st.children](const caf::error&) {
     for (auto& child : *children)
@@ -213,7 +197,14 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       return self->delegate(self->state.admin_db, status_atom::value, id);
     },
     [=](watch_atom, const uuid& id, const watcher_actor& watcher) {
-      watch_task(self, id, watcher);
+      auto& st = self->state;
+      if (st.watches)
+        self->send(st.watches, watch_atom::value, id, watcher);
+      else
+        self->send(watcher, watch_atom::value,
+                   make_error(errc::runtime_stopped,
+                              "this runtime serves no watches (no database "
+                              "listener)"));
     },
     [=](pause_atom, const std::string& kind, const std::string& name) {
       return self->delegate(self->state.admin_db, pause_atom::value, kind, name,

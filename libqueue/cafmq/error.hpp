@@ -63,6 +63,12 @@ enum class errc : std::uint8_t {
   access_denied,
   /// A node cannot be reached, did not answer in time, or went away.
   node_unreachable,
+  /// A runtime refused a request over one of its configured bounds (e.g.
+  /// `runner_config::max_watches`); try again later.
+  limit_reached,
+  /// The runtime that served the request stopped (or the actor that served
+  /// it restarted) before the request ended.
+  runtime_stopped,
 };
 
 /// Returns the enumerator's name, e.g. "invalid_json".

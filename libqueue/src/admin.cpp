@@ -113,7 +113,7 @@ caf::expected<task_detail> inspect_task(pqxx::connection_base& conn,
                                         const uuid& id) {
   return guarded([&]() -> caf::expected<task_detail> {
     pqxx::read_transaction tx{conn};
-    auto rows = tx.exec_params(sql::status, to_string(id));
+    auto rows = tx.exec_params(sql::status, detail::uuid_array({id}));
     if (rows.empty())
       return make_error(errc::unknown_task, "no task with id " + to_string(id));
     task_detail result;

@@ -5,6 +5,7 @@
 
 #include <pqxx/pqxx>
 
+#include "cafmq/detail/watch_set.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
 #include "cafmq/task_options.hpp"
@@ -104,7 +105,7 @@ caf::expected<task_status>
 read_status(pqxx::transaction_base& tx, const uuid& id,
             std::optional<std::chrono::microseconds>* commit_left = nullptr) {
   return guarded([&]() -> caf::expected<task_status> {
-    auto rows = tx.exec_params(sql::status, to_string(id));
+    auto rows = tx.exec_params(sql::status, detail::uuid_array({id}));
     if (rows.empty())
       return make_error(errc::unknown_task, "no task with id " + to_string(id));
     const auto& row = rows[0];
@@ -194,28 +195,6 @@ caf::expected<std::int64_t> prune(pqxx::connection_base& conn,
     });
 }
 
-namespace {
-
-// Collects the payloads of cafmq_status notifications for one task.
-struct status_receiver : pqxx::notification_receiver {
-  status_receiver(pqxx::connection_base& c, std::string id)
-    : pqxx::notification_receiver(c, "cafmq_status"), id(std::move(id)) {}
-
-  void operator()(const std::string& payload, int) override {
-    if (payload.compare(0, id.size(), id) == 0)
-      payloads.push_back(payload.substr(id.size() + 1));
-  }
-
-  std::string id;
-  std::vector<std::string> payloads; // "state attempt"
-};
-
-bool same_step(const task_status& x, const task_status& y) {
-  return x.state == y.state && x.attempt == y.attempt;
-}
-
-} // namespace
-
 caf::error watch(const std::string& url, const uuid& id,
                  const std::function<void(const task_status&)>& on_update,
                  std::chrono::milliseconds poll,
@@ -224,62 +203,19 @@ caf::error watch(const std::string& url, const uuid& id,
   if (!opened)
     return std::move(opened.error());
   return guarded([&]() -> caf::error {
-    auto& conn = **opened;
-    status_receiver rcv{conn, to_string(id)};
-    pqxx::nontransaction{conn}.exec_params0(sql::watch_add, to_string(id));
-    auto done = [&](caf::error result) {
-      pqxx::nontransaction{conn}.exec_params0(sql::watch_remove, to_string(id));
-      return result;
+    detail::watch_set set{poll};
+    set.attach(**opened);
+    set.add(id);
+    caf::error result;
+    auto report = [&](const uuid&, caf::expected<task_status> x) {
+      if (x)
+        on_update(*x);
+      else
+        result = std::move(x.error());
     };
-    std::optional<std::chrono::microseconds> commit_left;
-    auto current = read_status(conn, id, &commit_left);
-    if (!current)
-      return done(std::move(current.error()));
-    on_update(*current);
-    auto last = *current;
-    auto poll_us = std::chrono::duration_cast<std::chrono::microseconds>(poll);
-    while (!is_final(last.state)) {
-      rcv.payloads.clear();
-      // A reservation expires at its deadline without a notification.
-      auto us = poll_us;
-      if (commit_left)
-        us
-          = std::max(std::chrono::microseconds{1000},
-                     std::min(us, *commit_left + std::chrono::milliseconds{1}));
-      conn.await_notification(us.count() / 1000000, us.count() % 1000000);
-      // Each notification is one step, in commit order; the row read now may
-      // already be further along, so steps are emitted from the payloads.
-      commit_left.reset();
-      auto row = read_status(conn, id, &commit_left);
-      if (!row) {
-        if (code_of(row.error()) == errc::unknown_task)
-          return done(make_error(errc::reservation_expired,
-                                 "task " + to_string(id) + " disappeared"));
-        return done(std::move(row.error()));
-      }
-      for (auto& payload : rcv.payloads) {
-        auto space = payload.find(' ');
-        auto state = parse_task_state(payload.substr(0, space));
-        if (!state)
-          continue;
-        auto step = last;
-        step.state = *state;
-        step.attempt = std::stoi(payload.substr(space + 1));
-        if (same_step(step, *row))
-          step = *row;
-        if (!same_step(step, last)) {
-          on_update(step);
-          last = step;
-        }
-        if (is_final(last.state))
-          break;
-      }
-      if (!is_final(last.state) && !same_step(*row, last)) {
-        on_update(*row);
-        last = *row;
-      }
-    }
-    return done(caf::none);
+    while (!set.empty())
+      set.poll(poll, report);
+    return result;
   });
 }
 

@@ -55,6 +55,10 @@ std::string to_string(errc x) {
       return "access_denied";
     case errc::node_unreachable:
       return "node_unreachable";
+    case errc::limit_reached:
+      return "limit_reached";
+    case errc::runtime_stopped:
+      return "runtime_stopped";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

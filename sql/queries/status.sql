@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
-SELECT state::text, name, channel_name, channel_args, attempt, max_attempts,
-       last_error, cancel_requested, node,
+-- The status of the tasks $1 (uuid[]); unknown ids have no row.
+SELECT id, state::text, name, channel_name, channel_args, attempt,
+       max_attempts, last_error, cancel_requested, node,
        extract(epoch FROM created_at) * 1e6 AS created_us,
        extract(epoch FROM run_at) * 1e6 AS run_at_us,
        extract(epoch FROM started_at) * 1e6 AS started_us,
@@ -11,4 +12,4 @@ SELECT state::text, name, channel_name, channel_args, attempt, max_attempts,
        CASE WHEN state = 'uncommitted'
             THEN (extract(epoch FROM commit_deadline - now()) * 1e6)::bigint
        END AS commit_left_us
-  FROM cafmq.tasks WHERE id = $1::uuid
+  FROM cafmq.tasks WHERE id = ANY($1::uuid[])

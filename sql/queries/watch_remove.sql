@@ -1,2 +1,4 @@
 -- SPDX-License-Identifier: BSD-3-Clause
-DELETE FROM cafmq.watches WHERE task_id = $1::uuid AND backend_pid = pg_backend_pid()
+-- Ends this session's watches of the tasks $1 (uuid[]).
+DELETE FROM cafmq.watches
+ WHERE task_id = ANY($1::uuid[]) AND backend_pid = pg_backend_pid()

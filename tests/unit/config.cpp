@@ -71,6 +71,7 @@ void check_same(const runner_config& x, const runner_config& y) {
   CAFMQ_SAME(max_lost_attempts);
   CAFMQ_SAME_COUNT(takeover_interval);
   CAFMQ_SAME_COUNT(fallback_poll_interval);
+  CAFMQ_SAME(max_watches);
   CAFMQ_SAME(max_restarts);
   CAFMQ_SAME_COUNT(restart_period);
   CAF_CHECK_EQUAL(to_string(x.on_database_loss), to_string(y.on_database_loss));

@@ -131,6 +131,8 @@ public:
   caf::timespan takeover_interval = defaults().takeover_interval;
   /// cafmq.fallback-poll-interval.
   caf::timespan fallback_poll_interval = defaults().fallback_poll_interval;
+  /// cafmq.max-watches.
+  int max_watches = defaults().max_watches;
   /// cafmq.worker-processes.
   int worker_processes = defaults().worker_processes;
   /// cafmq.worker-process-capacity.

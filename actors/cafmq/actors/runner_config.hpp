@@ -166,6 +166,10 @@ struct runner_config {
   /// pooler in transaction mode), it claims at least this often instead of
   /// waiting up to max_poll_wait, and logs a warning.
   std::chrono::milliseconds fallback_poll_interval{100};
+  /// At most this many watches (watch_atom, from the application or a
+  /// node) run at once; more are refused with errc::limit_reached. All of
+  /// them share one thread and one listening connection.
+  int max_watches = 10000;
   /// Restart intensity: more than `max_restarts` restarts of the runtime's
   /// actors within `restart_period` stop the runtime gracefully.
   int max_restarts = 5;

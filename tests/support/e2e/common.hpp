@@ -23,6 +23,7 @@ int run_worker(const arguments& args);
 int run_isolated(const arguments& args);
 int run_pickup(const arguments& args);
 int run_embedded(const arguments& args);
+int run_watches(const arguments& args);
 
 /// Writes `text` to `path` through a hidden file beside it (".NAME") and a
 /// rename, so that a test waiting for `path` never reads it half-written.

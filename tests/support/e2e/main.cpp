@@ -10,6 +10,7 @@
 //   cafmq-e2e isolated URL DIR
 //   cafmq-e2e pickup DIRECT_URL WORK_URL N [LISTEN_URL]
 //   cafmq-e2e embedded URL DIR
+//   cafmq-e2e watches PORT SECRET DIR
 //
 // A wrong argument count prints the subcommand's usage and exits 2. The
 // worker processes of `isolated` run this program again with the same
@@ -43,6 +44,7 @@ const subcommand subcommands[] = {
   {"isolated", "URL DIR", {2}, run_isolated},
   {"pickup", "DIRECT_URL WORK_URL N [LISTEN_URL]", {3, 4}, run_pickup},
   {"embedded", "URL DIR", {2}, run_embedded},
+  {"watches", "PORT SECRET DIR", {3}, run_watches},
 };
 
 } // namespace

@@ -224,6 +224,13 @@ using maintenance_actor
                      caf::reacts_to<schedule_atom>,
                      caf::reacts_to<peers_atom, database_actor>>;
 
+/// Serves every watch of the runtime over one listening connection; its own
+/// poll loop while something is watched, a tick to close the idle
+/// connection.
+using watch_service_actor
+  = caf::typed_actor<caf::reacts_to<watch_atom, uuid, watcher_actor>,
+                     caf::reacts_to<poll_atom>, caf::reacts_to<tick_atom>>;
+
 /// Turns notifications into dispatcher messages; its own poll loop.
 using listener_actor
   = caf::typed_actor<caf::reacts_to<poll_atom>,
