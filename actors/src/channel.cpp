@@ -30,6 +30,9 @@ struct channel_state {
   dispatcher_actor dispatcher;
   pool_actor pool;
   completer_actor completer;
+  // Renews the leases of `attempts`: it hears each one that is added or
+  // erased.
+  lease_keeper_actor keeper;
   std::unordered_map<attempt_ref, attempt> attempts;
   // Attempts waiting to start, in claim order.
   std::deque<attempt_ref> queue;
@@ -136,6 +139,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
   finished_counts counts;
   std::vector<task_outcome> to_write;
   std::vector<task_event> events;
+  std::vector<attempt_ref> ended;
   for (auto& outcome : outcomes) {
     auto i = st.attempts.find(outcome.ref);
     if (i == st.attempts.end() || i->second.phase == attempt::writing)
@@ -175,6 +179,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
         x.outcome = outcome;
         events.push_back(written_event(x, *st.ctx));
       }
+      ended.push_back(i->first);
       st.attempts.erase(i);
       continue;
     }
@@ -183,6 +188,8 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
     to_write.push_back(std::move(outcome));
   }
   emit(*st.ctx, std::move(events));
+  if (!ended.empty())
+    self->send(st.keeper, unhold_atom::value, std::move(ended));
   if (!to_write.empty())
     self->send(st.completer, record_atom::value, std::move(to_write));
   if (counts.total() > 0)
@@ -234,6 +241,7 @@ void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
 // claim.
 void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
   auto& st = self->state;
+  std::vector<attempt_ref> added_refs;
   for (auto& task : tasks) {
     attempt_ref ref{task.id, task.attempt};
     if (task.deadline_in)
@@ -245,19 +253,23 @@ void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
       continue;
     i->second.task = std::move(task);
     st.queue.push_back(ref);
+    added_refs.push_back(ref);
   }
+  if (!added_refs.empty())
+    self->send(st.keeper, hold_atom::value, std::move(added_refs));
 }
 
 channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
                                      std::string key,
                                      dispatcher_actor dispatcher,
                                      pool_actor pool, completer_actor completer,
-                                     bool paused) {
+                                     lease_keeper_actor keeper, bool paused) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.key = std::move(key);
   st.dispatcher = std::move(dispatcher);
   st.pool = std::move(pool);
+  st.keeper = std::move(keeper);
   st.completer = std::move(completer);
   st.paused = paused;
   return {
@@ -287,10 +299,12 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
       auto failures = false;
       auto reporting = st.ctx->events->active();
       std::vector<task_event> events;
+      std::vector<attempt_ref> ended;
       for (auto& ref : refs) {
         auto i = st.attempts.find(ref);
         if (i == st.attempts.end() || i->second.phase != attempt::writing)
           continue;
+        ended.push_back(ref);
         failures |= i->second.outcome.kind == task_outcome::failed;
         if (st.ctx->metrics)
           count_ending(*st.ctx->metrics, i->second, i->second.outcome);
@@ -299,17 +313,12 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
         st.attempts.erase(i);
       }
       emit(*st.ctx, std::move(events));
+      if (!ended.empty())
+        self->send(st.keeper, unhold_atom::value, std::move(ended));
       // The next claim learns when the retries are due.
       if (failures)
         self->send(st.dispatcher, rescan_atom::value);
       arm_idle_timer(self);
-    },
-    [=](renew_atom) {
-      std::vector<attempt_ref> refs;
-      refs.reserve(self->state.attempts.size());
-      for (auto& kvp : self->state.attempts)
-        refs.push_back(kvp.first);
-      return refs;
     },
     [=](lost_atom, const std::vector<attempt_ref>& refs) {
       for (auto& ref : refs)
@@ -342,6 +351,17 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
           again.push_back(kvp.second.outcome);
       if (!again.empty())
         self->send(st.completer, record_atom::value, std::move(again));
+    },
+    [=](peers_atom, lease_keeper_actor& x) {
+      // A new keeper knows nothing: it hears every attempt held here.
+      auto& st = self->state;
+      st.keeper = std::move(x);
+      std::vector<attempt_ref> refs;
+      refs.reserve(st.attempts.size());
+      for (auto& kvp : st.attempts)
+        refs.push_back(kvp.first);
+      if (!refs.empty())
+        self->send(st.keeper, hold_atom::value, std::move(refs));
     },
     [=](pause_atom, bool on) {
       self->state.paused = on;
@@ -390,10 +410,10 @@ std::string channel_name_of(const std::string& key) {
 channel_actor spawn_channel(caf::actor_system& sys, context_ptr ctx,
                             std::string key, dispatcher_actor dispatcher,
                             pool_actor pool, completer_actor completer,
-                            bool paused) {
+                            lease_keeper_actor keeper, bool paused) {
   return sys.spawn(channel, std::move(ctx), std::move(key),
                    std::move(dispatcher), std::move(pool), std::move(completer),
-                   paused);
+                   std::move(keeper), paused);
 }
 
 } // namespace cafmq::actors

@@ -9,6 +9,7 @@
 #include "cafmq/actors/detail/listener.hpp"
 #include "cafmq/actors/detail/maintenance.hpp"
 #include "cafmq/actors/detail/pool.hpp"
+#include "cafmq/actors/detail/session.hpp"
 #include "cafmq/actors/detail/watch_service.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
@@ -75,8 +76,9 @@ void start_pool(supervisor_ptr self) {
 
 void start_dispatcher(supervisor_ptr self) {
   auto& st = self->state;
-  st.dispatcher = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool,
-                                   st.completer, me(self));
+  st.dispatcher
+    = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool,
+                       st.completer, lease_keeper_actor{st.keeper}, me(self));
   adopt(self, st.dispatcher);
   // Workers that joined before a restart are still there.
   self->send(st.pool, peers_atom::value, offer_listener_actor{st.dispatcher});
@@ -84,7 +86,7 @@ void start_dispatcher(supervisor_ptr self) {
 
 void start_keeper(supervisor_ptr self) {
   auto& st = self->state;
-  st.keeper = spawn_keeper(self->system(), st.ctx, st.dispatcher, st.renew_db);
+  st.keeper = spawn_keeper(self->system(), st.ctx, st.renew_db);
   adopt(self, st.keeper);
 }
 
@@ -101,6 +103,15 @@ void start_listener(supervisor_ptr self) {
   st.listener
     = spawn_listener(self->system(), st.ctx, st.dispatcher, st.listen_guard);
   adopt(self, st.listener);
+}
+
+void start_session(supervisor_ptr self) {
+  auto& st = self->state;
+  if (!st.parts.listener)
+    return;
+  st.session
+    = spawn_session(self->system(), st.ctx, st.dispatcher, st.session_guard);
+  adopt(self, st.session);
 }
 
 void start_watch_service(supervisor_ptr self) {
@@ -177,18 +188,24 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
   } else if (is(st.dispatcher)) {
     which = "dispatcher";
     start_dispatcher(self);
-    self->send(st.keeper, peers_atom::value, st.dispatcher);
     if (st.listener)
       self->send(st.listener, peers_atom::value, st.dispatcher);
+    if (st.session)
+      self->send(st.session, peers_atom::value, st.dispatcher);
   } else if (is(st.keeper)) {
     which = "keeper";
     start_keeper(self);
+    // The channels tell the new keeper what they hold.
+    self->send(st.dispatcher, peers_atom::value, lease_keeper_actor{st.keeper});
   } else if (is(st.maintenance)) {
     which = "maintenance";
     start_maintenance(self);
   } else if (is(st.listener)) {
     which = "listener";
     start_listener(self);
+  } else if (is(st.session)) {
+    which = "session";
+    start_session(self);
   } else if (is(st.watches)) {
     which = "watch service";
     start_watch_service(self);
@@ -216,6 +233,7 @@ void break_hung_connections(supervisor_ptr self) {
   for (auto& [role, guard] : st.db_guards)
     check(to_string(role), guard);
   check("listen", st.listen_guard);
+  check("session", st.session_guard);
   check("watch", st.watch_guard);
 }
 

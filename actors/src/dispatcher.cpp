@@ -130,12 +130,14 @@ void forward_to_channels(dispatcher_ptr self, const Handle& x) {
 
 dispatcher_actor::behavior_type
 dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
-           pool_actor pool, completer_actor completer, runtime_actor runtime) {
+           pool_actor pool, completer_actor completer,
+           lease_keeper_actor keeper, runtime_actor runtime) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.claim_db = std::move(claim_db);
   st.pool = std::move(pool);
   st.completer = std::move(completer);
+  st.keeper = std::move(keeper);
   st.runtime = std::move(runtime);
   auto& cfg = st.ctx->cfg;
   st.sizer.emplace(cfg);
@@ -240,6 +242,10 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       forward_to_channels(self, x);
       self->state.completer = std::move(x);
     },
+    [=](peers_atom, lease_keeper_actor& x) {
+      forward_to_channels(self, x);
+      self->state.keeper = std::move(x);
+    },
     [=](drain_atom) -> caf::typed_response_promise<bool> {
       auto& st = self->state;
       auto rp = self->make_response_promise<bool>();
@@ -272,10 +278,11 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
                                   database_actor claim_db, pool_actor pool,
                                   completer_actor completer,
+                                  lease_keeper_actor keeper,
                                   runtime_actor runtime) {
   return sys.spawn(dispatcher_impl::dispatcher, std::move(ctx),
                    std::move(claim_db), std::move(pool), std::move(completer),
-                   std::move(runtime));
+                   std::move(keeper), std::move(runtime));
 }
 
 } // namespace cafmq::actors

@@ -35,6 +35,7 @@ struct dispatcher_state {
   database_actor claim_db;
   pool_actor pool;
   completer_actor completer;
+  lease_keeper_actor keeper;
   runtime_actor runtime;
   // Shared with the exit hook, which stops the channels however we end.
   std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();

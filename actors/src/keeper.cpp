@@ -12,16 +12,16 @@ namespace cafmq::actors {
 
 namespace {
 
-// The answers of one round, collected from the channels.
-struct round {
-  std::size_t waiting = 0;
-  std::vector<std::pair<channel_actor, std::vector<attempt_ref>>> held;
+// The attempts one channel owns.
+struct owned {
+  channel_actor owner;
+  std::unordered_set<attempt_ref> refs;
 };
 
 struct keeper_state {
   context_ptr ctx;
-  dispatcher_actor dispatcher;
   database_actor db;
+  std::unordered_map<caf::actor_addr, owned> held;
   bool renewing = false;
   runner_stats counts;
   static inline const char* name = "cafmq.keeper";
@@ -29,120 +29,114 @@ struct keeper_state {
 
 using keeper_ptr = keeper_actor::stateful_pointer<keeper_state>;
 
-void done(keeper_ptr self) {
-  self->state.renewing = false;
+// The channel that sent the current message.
+channel_actor sender(keeper_ptr self) {
+  return caf::actor_cast<channel_actor>(self->current_sender());
 }
 
-// One statement for every held attempt; then each owner hears what it
-// lost and which of its tasks had a cancel requested.
-void renew(keeper_ptr self, std::shared_ptr<round> r) {
+// Tells each owner which of its attempts were not renewed (their lease was
+// lost: another runner may run them) and which had a cancel requested (for
+// notifications that were missed). A lost attempt is no longer renewed.
+void settle(keeper_ptr self, const std::vector<attempt_ref>& refs,
+            const std::vector<lease_state>& kept_states) {
   auto& st = self->state;
-  std::vector<attempt_ref> refs;
-  for (auto& kvp : r->held)
-    refs.insert(refs.end(), kvp.second.begin(), kvp.second.end());
-  if (refs.empty()) {
-    done(self);
-    return;
+  std::unordered_map<uuid, bool> kept;
+  for (auto& x : kept_states)
+    kept.emplace(x.id, x.cancel_requested);
+  std::unordered_set<attempt_ref> renewed{refs.begin(), refs.end()};
+  std::size_t lost = 0;
+  for (auto& [addr, x] : st.held) {
+    std::vector<attempt_ref> gone;
+    std::vector<uuid> cancels;
+    for (auto& ref : x.refs) {
+      // Held since the renewal was sent: renewed next time.
+      if (renewed.count(ref) == 0)
+        continue;
+      auto i = kept.find(ref.id);
+      if (i == kept.end())
+        gone.push_back(ref);
+      else if (i->second)
+        cancels.push_back(ref.id);
+    }
+    for (auto& ref : gone)
+      x.refs.erase(ref);
+    lost += gone.size();
+    if (!gone.empty())
+      self->send(x.owner, lost_atom::value, std::move(gone));
+    for (auto& id : cancels) {
+      ++st.counts.cancels_at_renewal;
+      self->send(x.owner, cancel_atom::value, id, cancel_reason::cancelled);
+    }
   }
-  self
-    ->request(st.db, st.ctx->request_timeout(), renew_atom::value, refs,
-              caf::timespan{st.ctx->cfg.lease})
-    .then(
-      [=](const std::vector<lease_state>& owned) {
-        auto& st = self->state;
-        std::unordered_map<uuid, bool> kept;
-        for (auto& x : owned)
-          kept.emplace(x.id, x.cancel_requested);
-        std::size_t lost = 0;
-        for (auto& [owner, held] : r->held) {
-          std::vector<attempt_ref> gone;
-          std::unordered_set<uuid> cancels;
-          for (auto& ref : held) {
-            auto i = kept.find(ref.id);
-            if (i == kept.end())
-              gone.push_back(ref);
-            else if (i->second)
-              cancels.insert(ref.id);
-          }
-          lost += gone.size();
-          if (!gone.empty())
-            self->send(owner, lost_atom::value, std::move(gone));
-          for (auto& id : cancels) {
-            ++st.counts.cancels_at_renewal;
-            self->send(owner, cancel_atom::value, id, cancel_reason::cancelled);
-          }
-        }
-        st.counts.lost += static_cast<std::int64_t>(lost);
-        if (lost > 0)
-          st.ctx->log(log_level::warning, "attempts lost their lease",
-                      {{"attempts", lost}});
-        done(self);
-      },
-      [=](caf::error& err) {
-        self->state.ctx->log(
-          log_level::warning, "renewing leases failed",
-          {{"attempts", refs.size()}, {"error", render(err)}});
-        done(self);
-      });
+  st.counts.lost += static_cast<std::int64_t>(lost);
+  if (lost > 0)
+    st.ctx->log(log_level::warning, "attempts lost their lease",
+                {{"attempts", lost}});
 }
 
+// One statement for every held attempt; one renewal in flight at a time.
 void tick(keeper_ptr self) {
   auto& st = self->state;
   if (st.renewing)
     return;
+  std::vector<attempt_ref> refs;
+  for (auto& kvp : st.held)
+    refs.insert(refs.end(), kvp.second.refs.begin(), kvp.second.refs.end());
+  if (refs.empty())
+    return;
   st.renewing = true;
-  auto timeout = st.ctx->request_timeout();
-  self->request(st.dispatcher, timeout, channels_atom::value)
+  self
+    ->request(st.db, st.ctx->request_timeout(), renew_atom::value, refs,
+              caf::timespan{st.ctx->cfg.lease})
     .then(
-      [=](const std::vector<channel_actor>& channels) {
-        auto r = std::make_shared<round>();
-        r->waiting = channels.size();
-        if (channels.empty()) {
-          done(self);
-          return;
-        }
-        for (auto& channel : channels) {
-          self->request(channel, timeout, renew_atom::value)
-            .then(
-              [=](std::vector<attempt_ref>& held) {
-                if (!held.empty())
-                  r->held.emplace_back(channel, std::move(held));
-                if (--r->waiting == 0)
-                  renew(self, r);
-              },
-              [=](caf::error&) {
-                // A channel that retired meanwhile holds nothing.
-                if (--r->waiting == 0)
-                  renew(self, r);
-              });
-        }
+      [=](const std::vector<lease_state>& kept) {
+        self->state.renewing = false;
+        settle(self, refs, kept);
       },
       [=](caf::error& err) {
-        self->state.ctx->log(log_level::warning,
-                             "cannot reach the dispatcher to renew leases",
-                             {{"error", render(err)}});
-        done(self);
+        self->state.renewing = false;
+        self->state.ctx->log(
+          log_level::warning, "renewing leases failed",
+          {{"attempts", refs.size()}, {"error", render(err)}});
       });
 }
 
 keeper_actor::behavior_type keeper(keeper_ptr self, context_ptr ctx,
-                                   dispatcher_actor dispatcher,
                                    database_actor db) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
-  st.dispatcher = std::move(dispatcher);
   st.db = std::move(db);
+  // An owner that ends holds nothing (a crashed channel's attempts are
+  // stopped by the pool; their leases lapse).
+  self->set_down_handler(
+    [=](caf::down_msg& msg) { self->state.held.erase(msg.source); });
   self->delayed_send(self, st.ctx->cfg.keep_alive_interval, tick_atom::value);
   return {
+    [=](hold_atom, const std::vector<attempt_ref>& refs) {
+      auto owner = sender(self);
+      if (!owner)
+        return;
+      auto [i, added] = self->state.held.try_emplace(owner.address());
+      if (added) {
+        i->second.owner = owner;
+        self->monitor(owner);
+      }
+      i->second.refs.insert(refs.begin(), refs.end());
+    },
+    [=](unhold_atom, const std::vector<attempt_ref>& refs) {
+      auto i = self->state.held.find(
+        caf::actor_cast<caf::actor_addr>(self->current_sender()));
+      if (i == self->state.held.end())
+        return;
+      for (auto& ref : refs)
+        i->second.refs.erase(ref);
+    },
     [=](tick_atom) {
       tick(self);
       self->delayed_send(self, self->state.ctx->cfg.keep_alive_interval,
                          tick_atom::value);
     },
     [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
-    [=](peers_atom, dispatcher_actor& x) {
-      self->state.dispatcher = std::move(x);
-    },
     [=](stats_atom) { return self->state.counts; },
   };
 }
@@ -150,9 +144,8 @@ keeper_actor::behavior_type keeper(keeper_ptr self, context_ptr ctx,
 } // namespace
 
 keeper_actor spawn_keeper(caf::actor_system& sys, context_ptr ctx,
-                          dispatcher_actor dispatcher, database_actor db) {
-  return sys.spawn(keeper, std::move(ctx), std::move(dispatcher),
-                   std::move(db));
+                          database_actor db) {
+  return sys.spawn(keeper, std::move(ctx), std::move(db));
 }
 
 } // namespace cafmq::actors

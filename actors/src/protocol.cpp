@@ -40,6 +40,7 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<worker_link_actor>("cafmq::worker_link_actor")
     .add_message_type<worker_port_actor>("cafmq::worker_port_actor")
     .add_message_type<offer_listener_actor>("cafmq::offer_listener_actor")
+    .add_message_type<lease_keeper_actor>("cafmq::lease_keeper_actor")
     .add_message_type<node_actor>("cafmq::node_actor")
     .add_message_type<gate_actor>("cafmq::gate_actor")
     .add_message_type<event_hub_actor>("cafmq::event_hub_actor");

@@ -13,6 +13,7 @@
 #include "cafmq/actors/detail/listener.hpp"
 #include "cafmq/actors/detail/maintenance.hpp"
 #include "cafmq/actors/detail/pool.hpp"
+#include "cafmq/actors/detail/session.hpp"
 #include "cafmq/actors/detail/watch_service.hpp"
 #include "cafmq/error.hpp"
 #include "executor.hpp"
@@ -148,6 +149,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   if (st.parts.listener) {
     st.listen_guard = std::make_shared<connection_guard>();
     st.watch_guard = std::make_shared<connection_guard>();
+    st.session_guard = std::make_shared<connection_guard>();
   }
   if (!st.parts.make_executor)
     st.parts.make_executor = [ctx = st.ctx] {
@@ -160,10 +162,11 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   st.admin_db = make_db(self, db_role::admin);
   start_completer(self);
   start_pool(self);
-  start_dispatcher(self);
   start_keeper(self);
+  start_dispatcher(self);
   start_maintenance(self);
   start_listener(self);
+  start_session(self);
   start_watch_service(self);
   start_event_hub(self);
   self->attach_functor([children = st.children](const caf::error&) {

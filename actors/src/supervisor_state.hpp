@@ -32,12 +32,14 @@ struct supervisor_state {
   keeper_actor keeper;
   maintenance_actor maintenance;
   listener_actor listener;
+  session_actor session;
   watch_service_actor watches;
   event_hub_actor events;
   // Guards of the connections that real database actors (by role), the
   // listener and the watch service own (none in tests with stand-ins).
   std::map<db_role, guard_ptr> db_guards;
   guard_ptr listen_guard;
+  guard_ptr session_guard;
   guard_ptr watch_guard;
   std::deque<caf::actor_clock::time_point> restarts;
   bool stopping = false;
@@ -68,6 +70,7 @@ void start_dispatcher(supervisor_ptr self);
 void start_keeper(supervisor_ptr self);
 void start_maintenance(supervisor_ptr self);
 void start_listener(supervisor_ptr self);
+void start_session(supervisor_ptr self);
 void start_watch_service(supervisor_ptr self);
 void start_event_hub(supervisor_ptr self);
 bool may_restart(supervisor_ptr self);

@@ -57,21 +57,14 @@ using watch_service_ptr
 
 bool connect_watches(watch_service_ptr self) {
   auto& st = self->state;
-  try {
-    st.drop();
-    st.link.open(*st.ctx, "watch");
-    st.set.attach(*st.link.conn);
-    st.backoff = 0ms;
-    return true;
-  } catch (const std::exception& e) {
-    st.drop();
-    st.backoff = listening_connection::backoff_after(st.backoff);
-    st.ctx->log(log_level::warning, "watch service cannot connect, retrying",
-                {{"retry_ms", st.backoff.count()},
-                 {"watches", st.count},
-                 {"error", render(from_exception(e))}});
-    return false;
-  }
+  return connect_or_back_off(
+    *st.ctx, "watch service", st.backoff,
+    [&] {
+      st.drop();
+      st.link.open(*st.ctx, "watch");
+      st.set.attach(*st.link.conn);
+    },
+    [&] { st.drop(); });
 }
 
 // Sends a task's state to its watchers; its last report ends their watches.

@@ -20,7 +20,8 @@ struct channel_fixture : unit_fixture {
 
   void start(bool paused = false) {
     chan
-      = keep(spawn_channel(sys, context(), key, disp, pool, completer, paused));
+      = keep(spawn_channel(sys, context(), key, disp, pool, completer,
+                           keeper, paused));
   }
 
   // Claims `n` attempts of task "ok" for the channel.
@@ -45,11 +46,11 @@ struct channel_fixture : unit_fixture {
     sched.run();
   }
 
-  // The attempts the channel asks the keeper to renew.
+  // The attempts the channel told the keeper to renew.
   std::set<uuid> held() {
-    self->send(chan, renew_atom::value);
     sched.run();
-    return ids_of(answer<std::vector<attempt_ref>>());
+    auto& refs = deref<lease_keeper_stand_in>(keeper).state.held;
+    return ids_of(std::vector<attempt_ref>{refs.begin(), refs.end()});
   }
 
   dispatcher_log& dispatcher_seen() {
@@ -97,6 +98,7 @@ struct channel_fixture : unit_fixture {
   dispatcher_actor disp = stand_in(stand_in_dispatcher);
   pool_actor pool = stand_in(stand_in_pool);
   completer_actor completer = stand_in(stand_in_completer);
+  lease_keeper_actor keeper = stand_in(stand_in_lease_keeper);
   channel_actor chan;
 };
 
@@ -272,6 +274,28 @@ CAF_TEST(an attempt is forgotten only once its outcome is written) {
   CAF_CHECK_EQUAL(held(), std::set<uuid>{xs[0].id});
   written({ref_of(xs[0])});
   CAF_CHECK_EQUAL(held(), std::set<uuid>{});
+}
+
+CAF_TEST(a restarted keeper hears every attempt the channel holds) {
+  start();
+  auto xs = claim(3);
+  written({});
+  done({outcome(xs[0], task_outcome::completed)});
+  written({ref_of(xs[0])});
+  auto next = stand_in(stand_in_lease_keeper);
+  anon_send(chan, peers_atom::value, next);
+  sched.run();
+  auto& told = deref<lease_keeper_stand_in>(next).state;
+  CAF_CHECK_EQUAL(told.holds, 1);
+  CAF_CHECK_EQUAL(ids_of(std::vector<attempt_ref>{told.held.begin(),
+                                                  told.held.end()}),
+                  (std::set<uuid>{xs[1].id, xs[2].id}));
+  // The old keeper heard the claim and the ending, the new one the rest.
+  CAF_CHECK_EQUAL(held(), (std::set<uuid>{xs[1].id, xs[2].id}));
+  done({outcome(xs[1], task_outcome::completed)});
+  written({ref_of(xs[1])});
+  CAF_CHECK_EQUAL(told.unholds, 1);
+  CAF_CHECK_EQUAL(told.held.size(), 1u);
 }
 
 CAF_TEST(a written failure makes the channel ask for a claim) {

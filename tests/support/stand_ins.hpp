@@ -9,6 +9,7 @@
 // Include after defining CAF_SUITE and including caf/test/dsl.hpp.
 
 #include <set>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct dispatcher_log {
   int channel_asks = 0;
   // What the pool said joined workers offer: names and capacity.
   std::vector<std::pair<std::vector<std::string>, std::int32_t>> offers;
+  // How often a restarted keeper was passed on.
+  int new_keepers = 0;
 };
 
 using dispatcher_stand_in = dispatcher_actor::stateful_base<dispatcher_log>;
@@ -56,6 +59,7 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
     [](peers_atom, const database_actor&) {},
     [](peers_atom, const pool_actor&) {},
     [](peers_atom, const completer_actor&) {},
+    [=](peers_atom, const lease_keeper_actor&) { ++self->state.new_keepers; },
     [](drain_atom) { return true; },
     [](abandon_atom) {},
     [](stats_atom) { return runner_stats{}; },
@@ -117,9 +121,31 @@ stand_in_completer(completer_actor::stateful_pointer<completer_log> self) {
   };
 }
 
+struct lease_keeper_log {
+  // What the channels hold, by what they said (hold minus unhold).
+  std::unordered_set<attempt_ref> held;
+  int holds = 0;
+  int unholds = 0;
+};
+
+using lease_keeper_stand_in = lease_keeper_actor::stateful_base<lease_keeper_log>;
+
+inline lease_keeper_actor::behavior_type
+stand_in_lease_keeper(lease_keeper_actor::stateful_pointer<lease_keeper_log> self) {
+  return {
+    [=](hold_atom, const std::vector<attempt_ref>& xs) {
+      ++self->state.holds;
+      self->state.held.insert(xs.begin(), xs.end());
+    },
+    [=](unhold_atom, const std::vector<attempt_ref>& xs) {
+      ++self->state.unholds;
+      for (auto& x : xs)
+        self->state.held.erase(x);
+    },
+  };
+}
+
 struct channel_log {
-  // The answer to renew_atom.
-  std::vector<attempt_ref> held;
   std::vector<std::vector<task_outcome>> done;
   std::vector<std::vector<attempt_ref>> written;
   std::vector<std::vector<attempt_ref>> lost;
@@ -145,12 +171,12 @@ stand_in_channel(channel_actor::stateful_pointer<channel_log> self) {
     [=](written_atom, const std::vector<attempt_ref>& xs) {
       self->state.written.push_back(xs);
     },
-    [=](renew_atom) { return self->state.held; },
     [=](lost_atom, const std::vector<attempt_ref>& xs) {
       self->state.lost.push_back(xs);
     },
     [](peers_atom, const pool_actor&) {},
     [](peers_atom, const completer_actor&) {},
+    [](peers_atom, const lease_keeper_actor&) {},
     [](pause_atom, bool) {},
     [](stop_atom) {},
     [](abandon_atom) {},

@@ -32,7 +32,7 @@ namespace cafmq::actors {
 channel_actor spawn_channel(caf::actor_system& sys, context_ptr ctx,
                             std::string key, dispatcher_actor dispatcher,
                             pool_actor pool, completer_actor completer,
-                            bool paused);
+                            lease_keeper_actor keeper, bool paused);
 
 /// The channel name of a key.
 std::string channel_name_of(const std::string& key);

@@ -29,11 +29,13 @@
 namespace cafmq::actors {
 
 /// Spawns the dispatcher (see the top of this header). It claims through
-/// `claim_db`; its channel actors run attempts on `pool` and write outcomes
-/// through `completer`; it tells `runtime` when it restarts a channel actor.
+/// `claim_db`; its channel actors run attempts on `pool`, write outcomes
+/// through `completer` and tell `keeper` which attempts they hold; it
+/// tells `runtime` when it restarts a channel actor.
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
                                   database_actor claim_db, pool_actor pool,
                                   completer_actor completer,
+                                  lease_keeper_actor keeper,
                                   runtime_actor runtime);
 
 } // namespace cafmq::actors

@@ -9,7 +9,9 @@
 // its run took. It pings a silent connection, rebuilds a lost one with
 // backoff, and after every (re)connect asks the dispatcher to claim again:
 // what was spawned while nobody listened sent no notification we saw. Its
-// calls run under a connection guard, like the database actors'.
+// calls run under a connection guard, like the database actors'. It only
+// listens: the session, takeover and the probe of notifications are the
+// session actor's (session.hpp).
 // Detached: it blocks in the database client between polls.
 // Takes: see listener_actor in detail/protocol.hpp.
 

@@ -46,6 +46,7 @@ using peers_atom = caf::atom_constant<caf::atom("peers")>;
 using poll_atom = caf::atom_constant<caf::atom("poll")>;
 using offer_atom = caf::atom_constant<caf::atom("offer")>;
 using hold_atom = caf::atom_constant<caf::atom("hold")>;
+using unhold_atom = caf::atom_constant<caf::atom("unhold")>;
 using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
 ///@}
 
@@ -147,6 +148,15 @@ using completer_actor
                      // own timer: retry a failed write.
                      caf::reacts_to<retry_atom>>;
 
+/// The keeper as the channels see it (declared apart because the keeper
+/// answers its senders, the channels, by their interface): each channel
+/// tells it which attempts it owns, from claim to written outcome.
+using lease_keeper_actor = caf::typed_actor<
+  // a channel (the sender): renew these attempts, which it owns now.
+  caf::reacts_to<hold_atom, std::vector<attempt_ref>>,
+  // a channel (the sender): these attempts ended here.
+  caf::reacts_to<unhold_atom, std::vector<attempt_ref>>>;
+
 /// The owner of every attempt of one (channel name, args) in this runtime,
 /// from claim to written outcome.
 using channel_actor = caf::typed_actor<
@@ -160,13 +170,13 @@ using channel_actor = caf::typed_actor<
   caf::reacts_to<done_atom, std::vector<task_outcome>>,
   // completer: these outcomes are in the database.
   caf::reacts_to<written_atom, std::vector<attempt_ref>>,
-  // keeper: the attempts whose leases to renew.
-  caf::replies_to<renew_atom>::with<std::vector<attempt_ref>>,
   // keeper: attempts no longer owned.
   caf::reacts_to<lost_atom, std::vector<attempt_ref>>,
-  // dispatcher: the pool or completer was restarted.
+  // dispatcher: the pool, completer or keeper was restarted (a new keeper
+  // hears every attempt the channel holds).
   caf::reacts_to<peers_atom, pool_actor>,
   caf::reacts_to<peers_atom, completer_actor>,
+  caf::reacts_to<peers_atom, lease_keeper_actor>,
   // dispatcher: pause (true) or resume (false) starting attempts.
   caf::reacts_to<pause_atom, bool>,
   // dispatcher: the runtime stops; give back what has not started.
@@ -191,13 +201,14 @@ using dispatcher_actor = caf::typed_actor<
   caf::reacts_to<done_atom, std::string, finished_counts>,
   // an idle channel: may it quit?
   caf::replies_to<retire_atom, std::string>::with<bool>,
-  // keeper: the channels to ask for leases.
+  // the channel actors that live now.
   caf::replies_to<channels_atom>::with<std::vector<channel_actor>>,
   caf::reacts_to<pause_atom, std::string, bool>,
-  // runtime: a restarted sibling (claim database, pool, completer).
+  // runtime: a restarted sibling (claim database, pool, completer, keeper).
   caf::reacts_to<peers_atom, database_actor>,
   caf::reacts_to<peers_atom, pool_actor>,
   caf::reacts_to<peers_atom, completer_actor>,
+  caf::reacts_to<peers_atom, lease_keeper_actor>,
   // pool: the task names that joined workers offer, and their capacity
   // (claimed beyond max_concurrency).
   caf::reacts_to<offer_atom, std::vector<std::string>, std::int32_t>,
@@ -211,11 +222,10 @@ using dispatcher_actor = caf::typed_actor<
 /// Renews the leases of every attempt the channels own, in one statement
 /// per interval.
 using keeper_actor
-  = caf::typed_actor<caf::reacts_to<tick_atom>,
-                     caf::reacts_to<peers_atom, database_actor>,
-                     caf::reacts_to<peers_atom, dispatcher_actor>,
-                     // its counters: cancels_at_renewal and lost.
-                     caf::replies_to<stats_atom>::with<runner_stats>>;
+  = lease_keeper_actor::extend<caf::reacts_to<tick_atom>,
+                               caf::reacts_to<peers_atom, database_actor>,
+                               // its counters: cancels_at_renewal and lost.
+                               caf::replies_to<stats_atom>::with<runner_stats>>;
 
 /// Prunes finished tasks and expires reservations; fires due schedules.
 using maintenance_actor
@@ -230,6 +240,12 @@ using maintenance_actor
 using watch_service_actor
   = caf::typed_actor<caf::reacts_to<watch_atom, uuid, watcher_actor>,
                      caf::reacts_to<poll_atom>, caf::reacts_to<tick_atom>>;
+
+/// Holds the runner's session, records started attempts, hands back dead
+/// runners' tasks, probes notifications; its own timer.
+using session_actor
+  = caf::typed_actor<caf::reacts_to<poll_atom>,
+                     caf::reacts_to<peers_atom, dispatcher_actor>>;
 
 /// Turns notifications into dispatcher messages; its own poll loop.
 using listener_actor

@@ -6,8 +6,9 @@
 // through the admin database, subscribe to events) and the owner of its
 // children, which it starts, monitors and restarts OTP-style:
 //   the claim, write, renew and admin databases (db_role) -> completer,
-//   pool -> dispatcher (which owns the channel actors) -> keeper (renew),
-//   maintenance (admin), listener, event hub.
+//   pool, keeper (renew) -> dispatcher (which owns the channel actors,
+//   which tell the keeper what they hold), maintenance (admin), listener,
+//   watch service, event hub.
 // A crashed child is started again and the siblings that talk to it get its
 // new handle (peers_atom). More than max_restarts restarts (channel actors
 // included) within restart_period stop the runtime gracefully. It owns the
