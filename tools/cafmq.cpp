@@ -21,6 +21,7 @@
 #include "durations.hpp"
 #include "metrics_command.hpp"
 #include "node_command.hpp"
+#include "scheduling_cli.hpp"
 
 namespace {
 
@@ -191,80 +192,7 @@ int main(int argc, char** argv) {
     = app.add_subcommand("resume", "resume a paused channel name or task name");
   resume->add_option("--channel", pause_channel, "the channel name");
   resume->add_option("--task", pause_task, "the task name");
-  schedule_args sched;
-  auto* schedule = app.add_subcommand(
-    "schedule", "periodic tasks: list, add or remove the schedules that "
-                "spawn a task per tick (cron or interval), each tick once "
-                "across all runners");
-  schedule->require_subcommand(1);
-  auto* schedule_list
-    = schedule->add_subcommand("list", "list the schedules, next ticks first");
-  auto* schedule_add = schedule->add_subcommand(
-    "add", "add a schedule, or replace the one of that name (its next tick "
-           "stays when its timing is unchanged)");
-  schedule_add->add_option("name", sched.name, "the schedule's name")
-    ->required();
-  schedule_add->add_option("--task", sched.task, "the task each tick spawns")
-    ->required();
-  schedule_add->add_option("--cron", sched.cron,
-                           "cron expression: 5 fields (minute hour "
-                           "day-of-month month day-of-week), 6 with seconds "
-                           "first, or @hourly, @daily...");
-  schedule_add->add_option("--every", sched.every,
-                           "or an interval in whole seconds (30s, 5m, 1h): "
-                           "ticks at its multiples since the epoch");
-  schedule_add
-    ->add_option("--tz", sched.time_zone,
-                 "the cron expression's time zone "
-                 "(Europe/Berlin...)")
-    ->capture_default_str();
-  schedule_add->add_option("--payload", sched.payload,
-                           "JSON payload of each task");
-  schedule_add->add_option("--channel", sched.channel, "channel name");
-  schedule_add->add_option("--args", sched.channel_args, "channel args");
-  schedule_add->add_option("--priority", sched.priority, "task priority")
-    ->capture_default_str();
-  schedule_add->add_option("--retries", sched.retries,
-                           "retries after the first attempt");
-  schedule_add
-    ->add_option("--catch-up", sched.catch_up,
-                 "ticks missed by more than the grace (no runner ran): "
-                 "skip, once (one task) or all (one per tick, up to "
-                 "--catch-up-limit)")
-    ->capture_default_str();
-  schedule_add
-    ->add_option("--catch-up-limit", sched.catch_up_limit,
-                 "most missed ticks run with --catch-up all")
-    ->capture_default_str();
-  schedule_add
-    ->add_option("--grace", sched.grace, "a tick up to this late is on time")
-    ->capture_default_str();
-  auto* schedule_remove
-    = schedule->add_subcommand("remove", "remove a schedule");
-  schedule_remove->add_option("name", sched.name, "the schedule's name")
-    ->required();
-  std::string limit_channel;
-  int limit_max_running = 0;
-  std::string limit_rate;
-  auto* limit_cmd = app.add_subcommand(
-    "limit", "limits of a channel name that hold across all runners: at "
-             "most K running, at most N starts per period");
-  limit_cmd->require_subcommand(1);
-  auto* limit_list
-    = limit_cmd->add_subcommand("list", "list the channel limits");
-  auto* limit_set
-    = limit_cmd->add_subcommand("set", "set (or replace) a channel's limits");
-  limit_set->add_option("channel", limit_channel, "the channel name")
-    ->required();
-  limit_set->add_option("--max-running", limit_max_running,
-                        "at most this many of its tasks running at once");
-  limit_set->add_option("--rate", limit_rate,
-                        "at most N starts per period: N/PERIOD (10/1s, "
-                        "600/1h)");
-  auto* limit_clear
-    = limit_cmd->add_subcommand("clear", "remove a channel's limits");
-  limit_clear->add_option("channel", limit_channel, "the channel name")
-    ->required();
+  auto scheduling = add_scheduling_commands(app);
   auto* top = app.add_subcommand(
     "top", "a live view of the queue that refreshes in the terminal");
   top->add_option("--interval", interval, "time between refreshes")
@@ -362,25 +290,8 @@ int main(int argc, char** argv) {
     return prune_command(ctx, older_than, batch);
   if (cmd == pause || cmd == resume)
     return pause_command(ctx, cmd == pause, pause_channel, pause_task);
-  if (cmd == schedule) {
-    auto* sub = cmd->get_subcommands().front();
-    if (sub == schedule_list)
-      return schedule_list_command(ctx);
-    if (sub == schedule_add)
-      return schedule_add_command(ctx, sched);
-    if (sub == schedule_remove)
-      return schedule_remove_command(ctx, sched.name);
-  }
-  if (cmd == limit_cmd) {
-    auto* sub = cmd->get_subcommands().front();
-    if (sub == limit_list)
-      return limit_list_command(ctx);
-    if (sub == limit_set)
-      return limit_set_command(ctx, limit_channel, limit_max_running,
-                               limit_rate);
-    if (sub == limit_clear)
-      return limit_clear_command(ctx, limit_channel);
-  }
+  if (scheduling.first.owns(cmd))
+    return scheduling.second(ctx);
   if (cmd == metrics) {
     auto interval = cafmq::parse_duration(metrics_interval);
     if (!interval) {

@@ -2,7 +2,9 @@
 #pragma once
 
 // The `cafmq` commands that work on the queue's database (tools/cafmq.cpp
-// parses the command line; tools/commands.cpp runs them). Each returns the
+// parses the command line, scheduling_cli.cpp that of schedules and limits;
+// by group, queue_commands.cpp, task_commands.cpp and schedule_commands.cpp
+// run them, with what command_support.hpp shares). Each returns the
 // process's exit code.
 
 #include <chrono>

@@ -136,6 +136,21 @@ void report_offer(pool_ptr self);
 /// The stop: gives back what waits for a worker, stops the ports.
 void stop_workers(pool_ptr self);
 
+// pool_endings.cpp: attempts that end early.
+
+/// Fires the token of a running attempt (reason `why`); a handler actor
+/// also gets the cancel and, after handler_grace, the kill.
+void fire(pool_ptr self, const attempt_ref& ref, running_attempt& x,
+          cancel_reason why);
+
+/// An owner ended: its attempts are cancelled (reason lost) and what they
+/// return goes nowhere; false if `msg` was not about an owner.
+bool owner_down(pool_ptr self, const caf::down_msg& msg);
+
+/// The stop's bound passed: function handlers still running are abandoned,
+/// their attempts handed back.
+void abandon_handlers(pool_ptr self);
+
 /// The grace period after a cancel passed: kill a handler actor that has
 /// not answered.
 void kill_handler(pool_ptr self, const attempt_ref& ref);
