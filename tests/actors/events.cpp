@@ -4,8 +4,8 @@
 
 #include "cafmq/actors/detail/event_hub.hpp"
 #include "cafmq/detail/spawn_access.hpp"
-#include "dispatcher_state.hpp"
-#include "spawn_by_name.hpp"
+#include "runtime/dispatcher_state.hpp"
+#include "runtime/spawn_by_name.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

@@ -11,7 +11,7 @@
 #include "cafmq/actors/config.hpp"
 #include "cafmq/actors/node.hpp"
 #include "cafmq/actors/runner.hpp"
-#include "node_auth.hpp"
+#include "nodes/node_auth.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

@@ -3,7 +3,7 @@
 #include <caf/test/dsl.hpp>
 
 #include "cafmq/actors/detail/pool.hpp"
-#include "pool_state.hpp"
+#include "runtime/pool_state.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

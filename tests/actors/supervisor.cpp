@@ -2,7 +2,7 @@
 #define CAF_SUITE supervisor
 #include <caf/test/dsl.hpp>
 
-#include "pool_state.hpp"
+#include "runtime/pool_state.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;

@@ -3,7 +3,7 @@
 #include <caf/test/dsl.hpp>
 
 #include "support/stand_ins.hpp"
-#include "worker_impl.hpp"
+#include "nodes/worker_impl.hpp"
 
 using namespace caf;
 using namespace cafmq;

@@ -17,8 +17,8 @@
 #include "cafmq/actors/detail/supervisor.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/error.hpp"
-#include "executor.hpp"
-#include "supervisor_state.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/supervisor_state.hpp"
 
 namespace cafmq::test {
 

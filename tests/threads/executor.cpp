@@ -9,7 +9,7 @@
 
 #include <caf/all.hpp>
 
-#include "executor.hpp"
+#include "runtime/executor.hpp"
 
 using namespace cafmq;
 using namespace cafmq::actors;

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "cafmq/actors/detail/dispatcher.hpp"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/detail/channel.hpp"
+#include "cafmq/error.hpp"
+#include "runtime/claim_sizer.hpp"
+#include "runtime/dispatcher_state.hpp"
+
+namespace cafmq::actors {
+
+namespace dispatcher_impl {
+
+void check_drained(dispatcher_ptr self) {
+  auto& st = self->state;
+  if (!st.draining || st.held > 0 || st.claiming)
+    return;
+  for (auto& rp : st.drained)
+    rp.deliver(true);
+  st.drained.clear();
+}
+
+// Arms a wake-up after `delay` unless an earlier one is armed.
+void wake_after(dispatcher_ptr self, std::chrono::microseconds delay) {
+  auto& st = self->state;
+  auto at = self->clock().now() + delay;
+  if (st.wake_at && *st.wake_at <= at)
+    return;
+  st.wake_at = at;
+  self->delayed_send(self, delay, wake_atom::value, ++st.generation);
+}
+
+void claimed(dispatcher_ptr self, int limit, claim_result& result) {
+  auto& st = self->state;
+  st.claiming = false;
+  st.error_backoff = std::chrono::milliseconds{0};
+  ++st.stats.claims;
+  auto full = static_cast<int>(result.tasks.size()) == limit;
+  st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
+  // One message per channel: its attempts in claim order. While draining,
+  // the channels give them back at once.
+  std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
+  std::unordered_map<channel_entry*, size_t> batch_of;
+  if (auto metrics = st.ctx->metrics.get()) {
+    for (auto& task : result.tasks)
+      metrics->claimed(metrics->of(task.name));
+    for (auto& [k, waited] : result.pickup)
+      metrics->picked_up(metrics->of(result.tasks.at(k).name), waited);
+  }
+  for (auto& task : result.tasks) {
+    auto& entry
+      = channel_of(self, key_of(task.channel_name, task.channel_args));
+    ++entry.held;
+    ++st.held;
+    ++st.stats.claimed;
+    auto [i, added] = batch_of.emplace(&entry, batches.size());
+    if (added)
+      batches.emplace_back(&entry, std::vector<claimed_task>{});
+    batches[i->second].second.push_back(std::move(task));
+  }
+  for (auto& batch : batches)
+    self->send(batch.first->handle, run_atom::value, std::move(batch.second));
+  route_deferred_cancels(self);
+  if (st.draining) {
+    check_drained(self);
+    return;
+  }
+  std::chrono::microseconds cap = st.ctx->cfg.max_poll_wait;
+  auto wait = result.wait ? std::min(*result.wait, cap) : cap;
+  // An empty claim never re-arms at once, whatever the database said.
+  if (result.tasks.empty())
+    wait = std::max(wait, std::chrono::microseconds{10000});
+  wake_after(self, wait);
+  // Claim again at once only after a productive claim: a full batch, or a
+  // round-robin walk that was cut short.
+  bool more = !result.tasks.empty()
+              && (full || (result.wait && result.wait->count() == 0));
+  if (more || st.claim_again)
+    maybe_claim(self);
+}
+
+void maybe_claim(dispatcher_ptr self) {
+  auto& st = self->state;
+  if (st.draining)
+    return;
+  if (st.claiming) {
+    st.claim_again = true;
+    return;
+  }
+  st.claim_again = false;
+  auto limit = st.sizer->limit(self->clock().now(), st.held);
+  if (limit == 0)
+    return;
+  st.claiming = true;
+  st.request.limit = limit;
+  st.request.paused.assign(st.paused.begin(), st.paused.end());
+  self
+    ->request(st.claim_db, st.ctx->request_timeout(), claim_atom::value,
+              st.request)
+    .then([=](claim_result& result) { claimed(self, limit, result); },
+          [=](caf::error& err) {
+            auto& st = self->state;
+            st.claiming = false;
+            route_deferred_cancels(self);
+            if (st.draining) {
+              check_drained(self);
+              return;
+            }
+            st.error_backoff = std::min(
+              std::chrono::milliseconds{5000},
+              std::max(std::chrono::milliseconds{100}, st.error_backoff * 2));
+            st.ctx->log(
+              log_level::warning, "claim failed, retrying",
+              {{"retry_ms", st.error_backoff.count()}, {"error", render(err)}});
+            wake_after(self, st.error_backoff);
+          });
+}
+
+template <class Handle>
+void forward_to_channels(dispatcher_ptr self, const Handle& x) {
+  for (auto& kvp : *self->state.channels)
+    self->send(kvp.second.handle, peers_atom::value, x);
+}
+
+dispatcher_actor::behavior_type
+dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
+           pool_actor pool, completer_actor completer,
+           lease_keeper_actor keeper, runtime_actor runtime) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.claim_db = std::move(claim_db);
+  st.pool = std::move(pool);
+  st.completer = std::move(completer);
+  st.keeper = std::move(keeper);
+  st.runtime = std::move(runtime);
+  auto& cfg = st.ctx->cfg;
+  st.sizer.emplace(cfg);
+  st.request.node = cfg.node;
+  st.request.names = cfg.task_names();
+  st.request.channels = cfg.channels;
+  st.request.lease = cfg.lease;
+  st.request.max_lost = cfg.max_lost_attempts;
+  // One claimed task in 16 reports its pickup latency: all of them would
+  // cost a large claim an index lookup per task.
+  st.request.pickup_every = st.ctx->metrics ? 16 : 0;
+  self->attach_functor([channels = st.channels](const caf::error&) {
+    for (auto& kvp : *channels)
+      caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([=](caf::down_msg& msg) { channel_down(self, msg); });
+  self->send(self, rescan_atom::value);
+  return {
+    [=](ready_atom, const std::string& channel) {
+      auto& chans = self->state.ctx->cfg.channels;
+      if (chans.empty()
+          || std::find(chans.begin(), chans.end(), channel) != chans.end())
+        maybe_claim(self);
+    },
+    [=](rescan_atom) { maybe_claim(self); },
+    [=](cancel_atom, const std::string& name, const std::string& args,
+        const uuid& id) {
+      auto& st = self->state;
+      if (st.claiming)
+        st.deferred_cancels.emplace_back(name, args, id);
+      else
+        route_cancel(self, name, args, id);
+    },
+    [=](wake_atom, std::uint64_t generation) {
+      auto& st = self->state;
+      if (generation != st.generation)
+        return;
+      st.wake_at.reset();
+      maybe_claim(self);
+    },
+    [=](done_atom, const std::string& key, const finished_counts& counts) {
+      auto& st = self->state;
+      auto n = counts.total();
+      st.held -= n;
+      if (auto i = st.channels->find(key); i != st.channels->end())
+        i->second.held -= n;
+      st.stats.completed += counts.completed;
+      st.stats.failed += counts.failed;
+      st.stats.released += counts.released;
+      st.sizer->finished(n - counts.released);
+      if (st.draining)
+        check_drained(self);
+      else
+        maybe_claim(self);
+    },
+    [=](retire_atom, const std::string& key) {
+      auto& chans = *self->state.channels;
+      auto i = chans.find(key);
+      if (i == chans.end() || i->second.held > 0)
+        return false;
+      self->demonitor(i->second.handle.address());
+      chans.erase(i);
+      return true;
+    },
+    [=](channels_atom) {
+      std::vector<channel_actor> result;
+      result.reserve(self->state.channels->size());
+      for (auto& kvp : *self->state.channels)
+        result.push_back(kvp.second.handle);
+      return result;
+    },
+    [=](pause_atom, const std::string& name, bool on) {
+      auto& st = self->state;
+      if (on)
+        st.paused.insert(name);
+      else
+        st.paused.erase(name);
+      for (auto& kvp : *st.channels)
+        if (channel_name_of(kvp.first) == name)
+          self->send(kvp.second.handle, pause_atom::value, on);
+      if (!on)
+        maybe_claim(self);
+    },
+    [=](offer_atom, const std::vector<std::string>& offered,
+        std::int32_t capacity) {
+      // Joined workers run these names: claim them too, and hold as many
+      // more attempts as they run at once.
+      auto& st = self->state;
+      std::set<std::string> names{offered.begin(), offered.end()};
+      for (auto& name : st.ctx->cfg.task_names())
+        names.insert(name);
+      st.request.names.assign(names.begin(), names.end());
+      st.sizer->capacity(capacity);
+      maybe_claim(self);
+    },
+    [=](peers_atom, database_actor& x) { self->state.claim_db = std::move(x); },
+    [=](peers_atom, pool_actor& x) {
+      forward_to_channels(self, x);
+      self->state.pool = std::move(x);
+    },
+    [=](peers_atom, completer_actor& x) {
+      forward_to_channels(self, x);
+      self->state.completer = std::move(x);
+    },
+    [=](peers_atom, lease_keeper_actor& x) {
+      forward_to_channels(self, x);
+      self->state.keeper = std::move(x);
+    },
+    [=](drain_atom) -> caf::typed_response_promise<bool> {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<bool>();
+      st.drained.push_back(rp);
+      if (!st.draining) {
+        st.draining = true;
+        // Attempts that have not started go back to the queue now.
+        self->send(st.pool, stop_atom::value);
+        for (auto& kvp : *st.channels)
+          self->send(kvp.second.handle, stop_atom::value);
+      }
+      check_drained(self);
+      return rp;
+    },
+    [=](abandon_atom) {
+      for (auto& kvp : *self->state.channels)
+        self->send(kvp.second.handle, abandon_atom::value);
+    },
+    [=](stats_atom) {
+      auto result = self->state.stats;
+      result.running = self->state.held;
+      result.channels = static_cast<int>(self->state.channels->size());
+      return result;
+    },
+  };
+}
+
+} // namespace dispatcher_impl
+
+dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
+                                  database_actor claim_db, pool_actor pool,
+                                  completer_actor completer,
+                                  lease_keeper_actor keeper,
+                                  runtime_actor runtime) {
+  return sys.spawn(dispatcher_impl::dispatcher, std::move(ctx),
+                   std::move(claim_db), std::move(pool), std::move(completer),
+                   std::move(keeper), std::move(runtime));
+}
+
+} // namespace cafmq::actors

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+// The dispatcher's state, shared by dispatcher.cpp (claiming) and
+// routing.cpp (the channel registry and routes). Internal.
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor_clock.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
+#include "runtime/claim_sizer.hpp"
+
+namespace cafmq::actors::dispatcher_impl {
+
+struct channel_entry {
+  channel_actor handle;
+  // Attempts sent to the channel that have not left their handlers.
+  int held = 0;
+};
+
+using channel_map = std::unordered_map<std::string, channel_entry>;
+
+struct dispatcher_state {
+  context_ptr ctx;
+  database_actor claim_db;
+  pool_actor pool;
+  completer_actor completer;
+  lease_keeper_actor keeper;
+  runtime_actor runtime;
+  // Shared with the exit hook, which stops the channels however we end.
+  std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
+  int held = 0;
+  claim_request request;
+  bool claiming = false;
+  bool claim_again = false;
+  std::chrono::milliseconds error_backoff{0};
+  std::optional<caf::actor_clock::time_point> wake_at;
+  std::uint64_t generation = 0;
+  // Cancels that came while a claim was in flight: (name, args, id).
+  std::vector<std::tuple<std::string, std::string, uuid>> deferred_cancels;
+  std::set<std::string> paused;
+  bool draining = false;
+  std::vector<caf::typed_response_promise<bool>> drained;
+  std::optional<claim_sizer> sizer;
+  runner_stats stats;
+  static inline const char* name = "cafmq.dispatcher";
+};
+
+using dispatcher_ptr = dispatcher_actor::stateful_pointer<dispatcher_state>;
+
+/// The key of a channel actor: name and args, joined by '\x1f'.
+std::string key_of(const std::string& name, const std::string& args);
+
+/// The channel actor of `key`, spawned and monitored on first use.
+channel_entry& channel_of(dispatcher_ptr self, const std::string& key);
+
+/// Sends a cancel to the owner of the task's attempt, if it is here.
+void route_cancel(dispatcher_ptr self, const std::string& name,
+                  const std::string& args, const uuid& id);
+
+/// Routes the cancels that came while a claim was in flight.
+void route_deferred_cancels(dispatcher_ptr self);
+
+/// A channel actor ended (retired or crashed).
+void channel_down(dispatcher_ptr self, const caf::down_msg& msg);
+
+/// Claims if a claim is worth sending now (dispatcher.cpp).
+void maybe_claim(dispatcher_ptr self);
+
+/// Answers pending drains once nothing is held (dispatcher.cpp).
+void check_drained(dispatcher_ptr self);
+
+} // namespace cafmq::actors::dispatcher_impl

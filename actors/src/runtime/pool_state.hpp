@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+// The pool's state and the parts of it that run handler actors
+// (handler_actors.cpp); pool.cpp has the rest. Internal to the pool.
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/stateful_actor.hpp>
+
+#include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/outcome_box.hpp"
+
+namespace cafmq::actors::pool_impl {
+
+struct running_attempt {
+  channel_actor owner;
+  // The task's name, for the log.
+  std::string name;
+  std::shared_ptr<cancellation> token;
+  failure_filter filter;
+  // A handler actor's handle; invalid for function handlers.
+  handler_actor handler;
+  // The port of the worker that runs it; invalid for local handlers.
+  worker_port_actor port;
+  // A handler actor's failed answer, reported when its down message tells
+  // more (the exit reason).
+  caf::error pending;
+  // Queued in or running on the executor.
+  bool pooled = false;
+  // Its task's metrics, if metrics are on; and when its handler started
+  // (not pooled: an executor thread times those).
+  runtime_metrics::task_instruments* metrics = nullptr;
+  std::chrono::steady_clock::time_point started;
+};
+
+using running_map = std::unordered_map<attempt_ref, running_attempt>;
+
+// A joined worker, as the pool places attempts on it.
+struct worker_entry {
+  worker_port_actor port;
+  worker_offer offer;
+  // Attempts on it now.
+  int load = 0;
+  // Attempts placed by the current message, sent in one batch by `flush`.
+  std::vector<claimed_task> batch;
+};
+
+using waiting_list = std::deque<std::pair<claimed_task, channel_actor>>;
+
+struct pool_state {
+  context_ptr ctx;
+  std::shared_ptr<executor> exec;
+  database_actor db;
+  // Shared with the exit hook, which fires every token however we end.
+  std::shared_ptr<running_map> running = std::make_shared<running_map>();
+  // Attempts on the scheduler (inline and actor handlers).
+  int scheduled = 0;
+  // Inline and actor attempts waiting for a slot.
+  std::deque<std::pair<claimed_task, channel_actor>> waiting;
+  std::shared_ptr<outcome_box> outbox = std::make_shared<outcome_box>();
+  // What this message produced, sent when it is handled: one message per
+  // owner, one post to the executor.
+  std::vector<std::pair<channel_actor, std::vector<task_outcome>>> to_owners;
+  std::vector<executor::job> to_executor;
+  // Joined workers; shared with the exit hook, which stops their ports.
+  std::shared_ptr<std::vector<worker_entry>> workers
+    = std::make_shared<std::vector<worker_entry>>();
+  // Attempts of names only workers run, waiting for a free worker.
+  std::unordered_map<std::string, waiting_list> remote_waiting;
+  // Told what the workers offer.
+  offer_listener_actor offers_to;
+  // The owners (channels) monitored: the first attempt of each.
+  std::set<caf::actor_addr> owners;
+  bool stopping = false;
+  static inline const char* name = "cafmq.pool";
+};
+
+using pool_ptr = pool_actor::stateful_pointer<pool_state>;
+
+/// Registers an attempt that starts executing for `owner` (or, `pooled`,
+/// waits for an executor thread); returns its record.
+running_attempt& add_running(pool_ptr self, const claimed_task& task,
+                             channel_actor owner, bool pooled = false);
+
+/// Queues an outcome for its owner (sent by `flush`).
+void add_outcome(pool_ptr self, const channel_actor& owner,
+                 task_outcome outcome);
+
+/// Reports an ended attempt once; later reports of it are ignored.
+void report(pool_ptr self, task_outcome outcome);
+
+/// Sends what the current message produced.
+void flush(pool_ptr self);
+
+/// Arms the attempt's timeout, which counts from its start.
+void arm_timeout(const claimed_task& task, const channel_actor& owner);
+
+/// Spawns and monitors the handler actor of one attempt.
+void run_actor_handler(pool_ptr self, const actor_task_definition& def,
+                       claimed_task task, channel_actor owner);
+
+/// A handler actor ended: if it had not answered, its attempt failed.
+void handler_down(pool_ptr self, const caf::down_msg& msg);
+
+// remote_workers.cpp: attempts on joined workers.
+
+/// True if no local handler runs `name` but a joined worker offers it.
+bool runs_remotely(pool_ptr self, const std::string& name);
+
+/// Places an attempt on the least loaded worker that offers its name, or
+/// queues it until one has room.
+void place_remotely(pool_ptr self, claimed_task task, channel_actor owner);
+
+/// Places queued attempts on workers with room.
+void pump_remote(pool_ptr self);
+
+/// A worker joins: spawns and monitors its port.
+caf::result<worker_link_actor> join_worker(pool_ptr self, worker_offer offer,
+                                           worker_actor worker);
+
+/// A port ended: forgets its worker; true if `msg` was about a port.
+bool worker_down(pool_ptr self, const caf::down_msg& msg);
+
+/// Tells the dispatcher what the workers offer now.
+void report_offer(pool_ptr self);
+
+/// The stop: gives back what waits for a worker, stops the ports.
+void stop_workers(pool_ptr self);
+
+// pool_endings.cpp: attempts that end early.
+
+/// Fires the token of a running attempt (reason `why`); a handler actor
+/// also gets the cancel and, after handler_grace, the kill.
+void fire(pool_ptr self, const attempt_ref& ref, running_attempt& x,
+          cancel_reason why);
+
+/// An owner ended: its attempts are cancelled (reason lost) and what they
+/// return goes nowhere; false if `msg` was not about an owner.
+bool owner_down(pool_ptr self, const caf::down_msg& msg);
+
+/// The stop's bound passed: function handlers still running are abandoned,
+/// their attempts handed back.
+void abandon_handlers(pool_ptr self);
+
+/// The grace period after a cancel passed: kill a handler actor that has
+/// not answered.
+void kill_handler(pool_ptr self, const attempt_ref& ref);
+
+} // namespace cafmq::actors::pool_impl

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "runtime/spawn_by_name.hpp"
+
+#include <caf/send.hpp>
+
+#include "cafmq/actors/detail/event_hub.hpp"
+#include "cafmq/error.hpp"
+
+namespace cafmq::actors {
+
+namespace {
+
+std::chrono::microseconds micros(caf::timespan x) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(x);
+}
+
+spawn_builder::clock::time_point wall(caf::timestamp x) {
+  return std::chrono::time_point_cast<spawn_builder::clock::duration>(x);
+}
+
+} // namespace
+
+caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
+                                         const spawn_request& req) {
+  const task_options* defaults = nullptr;
+  if (auto def = ctx.cfg.tasks ? ctx.cfg.tasks->find(req.name) : nullptr)
+    defaults = &def->defaults;
+  else if (auto actor_def = ctx.actor_task(req.name))
+    defaults = &actor_def->defaults;
+  else if (auto remote_def = ctx.cfg.remote_tasks
+                               ? ctx.cfg.remote_tasks->find(req.name)
+                               : nullptr)
+    defaults = &remote_def->defaults;
+  if (defaults == nullptr)
+    return make_error(errc::unknown_handler,
+                      "this runner has no task named \"" + req.name + "\"");
+  named_spawn result{spawn_builder{req.name, *defaults}, defaults->channel_name,
+                     defaults->channel_args};
+  auto& b = result.builder;
+  // Drawn here, not at spawn: the event hub hears of the id before the
+  // write.
+  b.id(req.id ? *req.id : uuid::time_ordered());
+  if (req.channel_name) {
+    b.channel_name(*req.channel_name);
+    result.channel_name = *req.channel_name;
+  }
+  if (req.channel_args) {
+    b.channel_args(*req.channel_args);
+    result.channel_args = *req.channel_args;
+  }
+  if (req.delay)
+    b.delay(micros(*req.delay));
+  if (req.run_at)
+    b.run_at(wall(*req.run_at));
+  if (req.retries)
+    b.retries(*req.retries);
+  if (req.backoff)
+    b.backoff(micros(*req.backoff));
+  if (req.backoff_cap)
+    b.backoff_cap(micros(*req.backoff_cap));
+  if (req.ordered)
+    b.ordered(*req.ordered);
+  if (req.priority)
+    b.priority(*req.priority);
+  if (req.commit_interval)
+    b.commit_interval(micros(*req.commit_interval));
+  if (req.timeout)
+    b.timeout(micros(*req.timeout));
+  if (req.deadline)
+    b.deadline(wall(*req.deadline));
+  if (req.unique_key)
+    b.unique_key(*req.unique_key);
+  if (req.json)
+    b.raw_json(*req.json);
+  if (req.bytes)
+    b.bytes(*req.bytes);
+  if (auto err = b.validate())
+    return err;
+  return result;
+}
+
+caf::expected<spawn_reply>
+write_spawn(const runtime_context& ctx, const named_spawn& x,
+            const std::function<caf::expected<spawn_reply>()>& write) {
+  auto hub = ctx.events->active() ? ctx.events->hub() : event_hub_actor{};
+  if (!hub)
+    return write();
+  auto& id = *x.builder.id();
+  caf::anon_send(hub, hold_atom::value, id);
+  auto result = write();
+  if (!result || !result->created) {
+    caf::anon_send(hub, abandon_atom::value, id);
+    return result;
+  }
+  claimed_task task;
+  task.id = result->id;
+  task.name = x.builder.name();
+  task.channel_name = x.channel_name;
+  task.channel_args = x.channel_args;
+  caf::anon_send(
+    hub, event_atom::value,
+    std::vector<task_event>{make_event(task_event::spawned, task, ctx)});
+  return result;
+}
+
+} // namespace cafmq::actors

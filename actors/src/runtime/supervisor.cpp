@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "cafmq/actors/detail/supervisor.hpp"
+
+#include <deque>
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/detail/completer.hpp"
+#include "cafmq/actors/detail/database.hpp"
+#include "cafmq/actors/detail/dispatcher.hpp"
+#include "cafmq/actors/detail/event_hub.hpp"
+#include "cafmq/actors/detail/keeper.hpp"
+#include "cafmq/actors/detail/listener.hpp"
+#include "cafmq/actors/detail/maintenance.hpp"
+#include "cafmq/actors/detail/pool.hpp"
+#include "cafmq/actors/detail/session.hpp"
+#include "cafmq/actors/detail/watch_service.hpp"
+#include "cafmq/error.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/supervisor_state.hpp"
+
+namespace cafmq::actors {
+
+namespace runtime_impl {
+
+void collect_stats(supervisor_ptr self,
+                   std::function<void(caf::expected<runner_stats>)> f) {
+  auto& st = self->state;
+  auto timeout = st.ctx->request_timeout();
+  self->request(st.dispatcher, timeout, stats_atom::value)
+    .then(
+      [=](runner_stats stats) {
+        self->request(self->state.keeper, timeout, stats_atom::value)
+          .then(
+            [=](const runner_stats& kept) mutable {
+              auto& st = self->state;
+              stats.cancels_at_renewal = kept.cancels_at_renewal;
+              stats.lost = kept.lost;
+              stats.restarts = st.last_stats.restarts;
+              st.last_stats = stats;
+              f(stats);
+            },
+            [=](caf::error& err) { f(std::move(err)); });
+      },
+      [=](caf::error& err) { f(std::move(err)); });
+}
+
+void quit_now(supervisor_ptr self, bool ok) {
+  // The counters as the stop left them, for whoever reads them after the
+  // runtime is gone (runner::stats); the last ones seen if they cannot be
+  // read.
+  collect_stats(self, [=](caf::expected<runner_stats> x) {
+    auto& st = self->state;
+    if (st.parts.on_stopped)
+      st.parts.on_stopped(x ? *x : st.last_stats);
+    for (auto& rp : st.stop_promises)
+      rp.deliver(ok);
+    st.stop_promises.clear();
+    self->quit();
+  });
+}
+
+// The part of the shutdown timeout kept for the writes after the handlers:
+// a fifth of it, at most a second.
+caf::timespan stop_reserve(const runner_config& cfg) {
+  return std::min<caf::timespan>(std::chrono::seconds{1},
+                                 cfg.shutdown_timeout / 5);
+}
+
+void flush_and_quit(supervisor_ptr self) {
+  auto& st = self->state;
+  // Bounded by the stop's reserve: with the database gone, unwritten
+  // outcomes are left to lease expiry rather than overrunning the stop.
+  auto bound = std::max<caf::timespan>(stop_reserve(st.ctx->cfg),
+                                       std::chrono::milliseconds{100});
+  self->request(st.completer, bound, flush_atom::value)
+    .then([=](bool) { quit_now(self, true); },
+          [=](caf::error& err) {
+            self->state.ctx->log(log_level::error,
+                                 "cannot write every outcome before stopping",
+                                 {{"error", render(err)}});
+            quit_now(self, false);
+          });
+}
+
+// Graceful stop: see supervisor.hpp.
+void begin_stop(supervisor_ptr self) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  st.stopping = true;
+  auto& cfg = st.ctx->cfg;
+  st.ctx->log(log_level::info, "stopping",
+              {{"shutdown_timeout_ms", cfg.shutdown_timeout.count()}});
+  // The whole stop fits in the shutdown timeout: handlers run until the
+  // handler grace and the reserve are left, then their cancel fires; at
+  // the reserve, handler actors are killed (pool) and function handlers
+  // still running are abandoned, their attempts handed back; the reserve
+  // writes the last outcomes.
+  caf::timespan total = cfg.shutdown_timeout;
+  auto reserve = stop_reserve(cfg);
+  auto give_up_at = total - reserve;
+  auto cancel_at
+    = std::max<caf::timespan>(caf::timespan{0}, give_up_at - cfg.handler_grace);
+  if (cancel_at.count() == 0)
+    self->send(self, abandon_atom::value);
+  else
+    self->delayed_send(self, cancel_at, abandon_atom::value);
+  self->delayed_send(st.pool, give_up_at, abandon_atom::value);
+  self->request(st.dispatcher, total, drain_atom::value)
+    .then([=](bool) { flush_and_quit(self); },
+          [=](caf::error& err) {
+            // Attempts on joined workers that did not report in time: after
+            // a crash, other runners take them over or their leases expire;
+            // a late outcome is fenced.
+            self->state.ctx->log(log_level::warning,
+                                 "attempts still running at the shutdown "
+                                 "timeout",
+                                 {{"error", render(err)}});
+            flush_and_quit(self);
+          });
+}
+
+runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
+                                        runtime_parts parts) {
+  auto& st = self->state;
+  auto ctx = std::make_shared<runtime_context>(std::move(cfg));
+  if (parts.started)
+    ctx->started = parts.started;
+  ctx->metrics = parts.metrics;
+  st.ctx = std::move(ctx);
+  st.parts = std::move(parts);
+  if (!st.parts.make_db) {
+    for (auto role :
+         {db_role::claim, db_role::write, db_role::renew, db_role::admin})
+      st.db_guards[role] = std::make_shared<connection_guard>();
+    auto startup = std::make_shared<std::shared_ptr<queue_connection>>(
+      std::move(st.parts.startup));
+    st.parts.make_db
+      = [ctx = st.ctx, startup, guards = st.db_guards](
+          caf::actor_system& sys, db_role role, runtime_actor runtime) {
+          std::shared_ptr<queue_connection> conn;
+          if (role == db_role::claim)
+            conn.swap(*startup);
+          return spawn_database(sys, ctx, to_string(role), std::move(conn),
+                                guards.at(role), std::move(runtime));
+        };
+  }
+  if (st.parts.listener) {
+    st.listen_guard = std::make_shared<connection_guard>();
+    st.watch_guard = std::make_shared<connection_guard>();
+    st.session_guard = std::make_shared<connection_guard>();
+  }
+  if (!st.parts.make_executor)
+    st.parts.make_executor = [ctx = st.ctx] {
+      return std::make_shared<executor>(
+        static_cast<std::size_t>(ctx->cfg.max_concurrency));
+    };
+  st.claim_db = make_db(self, db_role::claim);
+  st.write_db = make_db(self, db_role::write);
+  st.renew_db = make_db(self, db_role::renew);
+  st.admin_db = make_db(self, db_role::admin);
+  start_completer(self);
+  start_pool(self);
+  start_keeper(self);
+  start_dispatcher(self);
+  start_maintenance(self);
+  start_listener(self);
+  start_session(self);
+  start_watch_service(self);
+  start_event_hub(self);
+  self->attach_functor([children = st.children](const caf::error&) {
+    for (auto& child : *children)
+      caf::anon_send_exit(child, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([=](caf::down_msg& msg) { child_down(self, msg); });
+  if (!st.db_guards.empty() || st.listen_guard)
+    self->delayed_send(self, std::chrono::seconds{1}, tick_atom::value);
+  return {
+    [=](stop_atom) -> caf::typed_response_promise<bool> {
+      auto rp = self->make_response_promise<bool>();
+      self->state.stop_promises.push_back(rp);
+      begin_stop(self);
+      return rp;
+    },
+    [=](stats_atom) -> caf::typed_response_promise<runner_stats> {
+      auto rp = self->make_response_promise<runner_stats>();
+      collect_stats(self, [=](caf::expected<runner_stats> x) mutable {
+        if (x)
+          rp.deliver(*x);
+        else
+          rp.deliver(std::move(x.error()));
+      });
+      return rp;
+    },
+    [=](cancel_atom, const uuid& id) {
+      return self->delegate(self->state.admin_db, cancel_atom::value, id);
+    },
+    [=](status_atom, const uuid& id) {
+      return self->delegate(self->state.admin_db, status_atom::value, id);
+    },
+    [=](watch_atom, const uuid& id, const watcher_actor& watcher) {
+      auto& st = self->state;
+      if (st.watches)
+        self->send(st.watches, watch_atom::value, id, watcher);
+      else
+        self->send(watcher, watch_atom::value,
+                   make_error(errc::runtime_stopped,
+                              "this runtime serves no watches (no database "
+                              "listener)"));
+    },
+    [=](pause_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
+                            true);
+    },
+    [=](resume_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
+                            false);
+    },
+    [=](pause_atom, const std::string& name) {
+      self->send(self->state.dispatcher, pause_atom::value, name, true);
+      return true;
+    },
+    [=](resume_atom, const std::string& name) {
+      self->send(self->state.dispatcher, pause_atom::value, name, false);
+      return true;
+    },
+    [=](spawn_atom, const spawn_request& req) {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<spawn_reply>();
+      self
+        ->request(st.admin_db, st.ctx->request_timeout(), spawn_atom::value,
+                  req)
+        .then([=](const spawn_reply& reply) mutable { rp.deliver(reply); },
+              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
+    [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
+      return self->delegate(self->state.events, subscribe_atom::value,
+                            std::move(filter), std::move(subscriber));
+    },
+    [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
+      return self->delegate(self->state.pool, join_atom::value, offer, worker);
+    },
+    [=](exited_atom, std::int64_t pid, std::int32_t status) {
+      self->send(self->state.pool, exited_atom::value, pid, status);
+    },
+    [=](tick_atom) {
+      break_hung_connections(self);
+      self->delayed_send(self, std::chrono::seconds{1}, tick_atom::value);
+    },
+    [=](abandon_atom) {
+      auto& st = self->state;
+      if (st.abandoned)
+        return;
+      st.abandoned = true;
+      st.ctx->log(log_level::info,
+                  "cancelling running handlers: the handler grace and the "
+                  "stop's reserve are left of the shutdown timeout");
+      self->send(st.dispatcher, abandon_atom::value);
+    },
+    [=](restart_atom, const std::string&) { may_restart(self); },
+    [=](lost_atom, bool lost) {
+      auto& st = self->state;
+      if (!lost || st.stopping
+          || st.ctx->cfg.on_database_loss != database_loss_policy::shutdown)
+        return;
+      // nq's shutdown-on-disconnect: cancel what runs at once, give handler
+      // actors their grace period, write nothing more: the leases decide.
+      st.ctx->log(log_level::error,
+                  "database connection lost, stopping (policy: shutdown)");
+      st.stopping = true;
+      st.abandoned = true;
+      self->send(st.dispatcher, abandon_atom::value);
+      self
+        ->request(st.dispatcher,
+                  st.ctx->cfg.handler_grace + std::chrono::milliseconds{100},
+                  drain_atom::value)
+        .then([=](bool) { quit_now(self, false); },
+              [=](caf::error&) { quit_now(self, false); });
+    },
+  };
+}
+
+} // namespace runtime_impl
+
+runtime_actor spawn_runtime(caf::actor_system& sys, runner_config cfg,
+                            runtime_parts parts) {
+  return sys.spawn(runtime_impl::supervisor, std::move(cfg), std::move(parts));
+}
+
+} // namespace cafmq::actors
