@@ -144,10 +144,9 @@ struct watch_set::impl {
       return;
     auto rows
       = pqxx::nontransaction{*conn}.exec_params(sql::status, uuid_array(ids));
-    std::map<uuid, const pqxx::row*> by_id;
-    std::vector<pqxx::row> kept(rows.begin(), rows.end());
-    for (auto& row : kept)
-      by_id.emplace(to_uuid(row["id"]), &row);
+    std::map<uuid, pqxx::row> by_id;
+    for (const auto& row : rows)
+      by_id.emplace(to_uuid(row["id"]), row);
     auto now = steady::now();
     for (auto& id : ids) {
       auto i = tasks.find(id);
@@ -164,7 +163,7 @@ struct watch_set::impl {
         f(id, std::move(err));
         continue;
       }
-      auto& row = *r->second;
+      auto& row = r->second;
       // Expired at its deadline, not when maintenance removes it.
       if (row["expired"].as<bool>()) {
         leave(i);

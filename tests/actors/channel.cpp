@@ -19,9 +19,8 @@ struct channel_fixture : unit_fixture {
   }
 
   void start(bool paused = false) {
-    chan
-      = keep(spawn_channel(sys, context(), key, disp, pool, completer,
-                           keeper, paused));
+    chan = keep(spawn_channel(sys, context(), key, disp, pool, completer,
+                              keeper, paused));
   }
 
   // Claims `n` attempts of task "ok" for the channel.
@@ -287,9 +286,9 @@ CAF_TEST(a restarted keeper hears every attempt the channel holds) {
   sched.run();
   auto& told = deref<lease_keeper_stand_in>(next).state;
   CAF_CHECK_EQUAL(told.holds, 1);
-  CAF_CHECK_EQUAL(ids_of(std::vector<attempt_ref>{told.held.begin(),
-                                                  told.held.end()}),
-                  (std::set<uuid>{xs[1].id, xs[2].id}));
+  CAF_CHECK_EQUAL(
+    ids_of(std::vector<attempt_ref>{told.held.begin(), told.held.end()}),
+    (std::set<uuid>{xs[1].id, xs[2].id}));
   // The old keeper heard the claim and the ending, the new one the rest.
   CAF_CHECK_EQUAL(held(), (std::set<uuid>{xs[1].id, xs[2].id}));
   done({outcome(xs[1], task_outcome::completed)});

@@ -2,8 +2,8 @@
 #define CAF_SUITE worker
 #include <caf/test/dsl.hpp>
 
-#include "support/stand_ins.hpp"
 #include "nodes/worker_impl.hpp"
+#include "support/stand_ins.hpp"
 
 using namespace caf;
 using namespace cafmq;

@@ -128,10 +128,11 @@ struct lease_keeper_log {
   int unholds = 0;
 };
 
-using lease_keeper_stand_in = lease_keeper_actor::stateful_base<lease_keeper_log>;
+using lease_keeper_stand_in
+  = lease_keeper_actor::stateful_base<lease_keeper_log>;
 
-inline lease_keeper_actor::behavior_type
-stand_in_lease_keeper(lease_keeper_actor::stateful_pointer<lease_keeper_log> self) {
+inline lease_keeper_actor::behavior_type stand_in_lease_keeper(
+  lease_keeper_actor::stateful_pointer<lease_keeper_log> self) {
   return {
     [=](hold_atom, const std::vector<attempt_ref>& xs) {
       ++self->state.holds;

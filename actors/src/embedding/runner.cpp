@@ -18,12 +18,12 @@
 #include "cafmq/migrate.hpp"
 #include "cafmq/sql.hpp"
 #include "cafmq/web/dashboard.hpp"
-#include "nodes/node_auth.hpp"
 #include "config/runner_check.hpp"
-#include "observability/serve_metrics.hpp"
-#include "runtime/started_attempts.hpp"
 #include "embedding/stop_signals.hpp"
 #include "isolation/worker_processes.hpp"
+#include "nodes/node_auth.hpp"
+#include "observability/serve_metrics.hpp"
+#include "runtime/started_attempts.hpp"
 
 namespace cafmq::actors {
 

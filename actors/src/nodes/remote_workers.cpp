@@ -7,9 +7,9 @@
 
 #include <caf/all.hpp>
 
-#include "runtime/attempt.hpp"
 #include "cafmq/actors/detail/worker_port.hpp"
 #include "cafmq/error.hpp"
+#include "runtime/attempt.hpp"
 #include "runtime/pool_state.hpp"
 
 namespace cafmq::actors::pool_impl {

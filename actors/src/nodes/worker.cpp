@@ -6,12 +6,12 @@
 #include <caf/all.hpp>
 #include <unistd.h>
 
-#include "runtime/attempt.hpp"
 #include "cafmq/error.hpp"
-#include "runtime/executor.hpp"
 #include "nodes/node_auth.hpp"
-#include "runtime/outcome_box.hpp"
 #include "nodes/worker_impl.hpp"
+#include "runtime/attempt.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/outcome_box.hpp"
 
 namespace cafmq::actors {
 

@@ -6,8 +6,8 @@
 
 #include <caf/all.hpp>
 
-#include "runtime/attempt.hpp"
 #include "cafmq/actors/detail/event_hub.hpp"
+#include "runtime/attempt.hpp"
 #include "runtime/channel_attempt.hpp"
 
 namespace cafmq::actors {

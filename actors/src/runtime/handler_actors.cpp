@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <caf/all.hpp>
 
-#include "runtime/attempt.hpp"
 #include "cafmq/error.hpp"
+#include "runtime/attempt.hpp"
 #include "runtime/pool_state.hpp"
 
 namespace cafmq::actors::pool_impl {

@@ -8,8 +8,8 @@
 
 #include <caf/all.hpp>
 
-#include "runtime/attempt.hpp"
 #include "cafmq/error.hpp"
+#include "runtime/attempt.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/pool_state.hpp"
 #include "runtime/started_attempts.hpp"
