@@ -19,8 +19,8 @@ struct channel_fixture : unit_fixture {
   }
 
   void start(bool paused = false) {
-    chan = keep(spawn_channel(sys, context(), key, disp, pool, completer,
-                              keeper, paused));
+    chan = keep(spawn_channel(sys, context(), key, disp, pool, router,
+                              completer, keeper, paused));
   }
 
   // Claims `n` attempts of task "ok" for the channel.
@@ -56,12 +56,20 @@ struct channel_fixture : unit_fixture {
     return deref<dispatcher_stand_in>(disp).state;
   }
 
-  pool_log& pool_seen(const pool_actor& x) {
+  runner_log& pool_seen(const pool_actor& x) {
     return deref<pool_stand_in>(x).state;
   }
 
-  pool_log& pool_seen() {
+  runner_log& pool_seen() {
     return pool_seen(pool);
+  }
+
+  runner_log& router_seen(const router_actor& x) {
+    return deref<router_stand_in>(x).state;
+  }
+
+  runner_log& router_seen() {
+    return router_seen(router);
   }
 
   completer_log& completer_seen(const completer_actor& x) {
@@ -96,6 +104,7 @@ struct channel_fixture : unit_fixture {
   std::string key = "default\x1f";
   dispatcher_actor disp = stand_in(stand_in_dispatcher);
   pool_actor pool = stand_in(stand_in_pool);
+  router_actor router = stand_in(stand_in_router);
   completer_actor completer = stand_in(stand_in_completer);
   lease_keeper_actor keeper = stand_in(stand_in_lease_keeper);
   channel_actor chan;
@@ -422,6 +431,38 @@ CAF_TEST(a new pool fails the attempts the old one ran) {
   CAF_REQUIRE_EQUAL(pool_seen(next).runs.size(), 1u);
   CAF_CHECK_EQUAL(refs_of(pool_seen(next).runs[0]),
                   std::vector<attempt_ref>{ref_of(xs[1])});
+}
+
+CAF_TEST(names no handler here runs go to the router and its cancels too) {
+  start();
+  std::vector<claimed_task> xs{make_task("ok"), make_task("remote"),
+                               make_task("remote")};
+  anon_send(chan, run_atom::value, xs);
+  sched.run();
+  CAF_REQUIRE_EQUAL(pool_seen().runs.size(), 1u);
+  CAF_CHECK_EQUAL(refs_of(pool_seen().runs[0]),
+                  std::vector<attempt_ref>{ref_of(xs[0])});
+  CAF_REQUIRE_EQUAL(router_seen().runs.size(), 1u);
+  CAF_CHECK_EQUAL(refs_of(router_seen().runs[0]),
+                  (std::vector<attempt_ref>{ref_of(xs[1]), ref_of(xs[2])}));
+  // A cancel goes where the attempt runs.
+  anon_send(chan, cancel_atom::value, xs[1].id, cancel_reason::cancelled);
+  anon_send(chan, cancel_atom::value, xs[0].id, cancel_reason::cancelled);
+  sched.run();
+  CAF_REQUIRE_EQUAL(router_seen().cancels.size(), 1u);
+  CAF_CHECK_EQUAL(router_seen().cancels[0].first, ref_of(xs[1]));
+  CAF_REQUIRE_EQUAL(pool_seen().cancels.size(), 1u);
+  CAF_CHECK_EQUAL(pool_seen().cancels[0].first, ref_of(xs[0]));
+  // A new router fails what the old one ran, and only that.
+  anon_send(chan, peers_atom::value, stand_in(stand_in_router));
+  sched.run();
+  CAF_REQUIRE_EQUAL(completer_seen().records.size(), 1u);
+  auto& records = completer_seen().records[0];
+  CAF_REQUIRE_EQUAL(records.size(), 2u);
+  for (auto& x : records)
+    CAF_CHECK_EQUAL(x.error, "the worker router crashed while the attempt ran");
+  CAF_CHECK_EQUAL(ids_of(refs_of(records)), ids_of(std::vector<attempt_ref>{
+                                              ref_of(xs[1]), ref_of(xs[2])}));
 }
 
 CAF_TEST(an idle channel retires only when the dispatcher agrees) {

@@ -37,7 +37,7 @@ struct supervisor_fixture : fixture {
   }
 
   bool alive(const runtime_actor& x) {
-    return !deref<supervisor_actor>(x).getf(abstract_actor::is_terminated_flag);
+    return !deref<face_type>(x).getf(abstract_actor::is_terminated_flag);
   }
 };
 
@@ -106,6 +106,43 @@ CAF_TEST(a crashed pool is restarted and only its attempts fail) {
   CAF_CHECK(failed[0].retryable);
   CAF_CHECK(failed[0].error.find("pool crashed") != std::string::npos);
   CAF_CHECK_EQUAL(completed_count(), 1u);
+}
+
+CAF_TEST(a call sent before the runtime started waits for its actors) {
+  start(false);
+  self->send(rt, cancel_atom::value, make_task("ok").id);
+  settle();
+  std::string answer;
+  self->receive([&](std::string& x) { answer = x; },
+                [&](error& x) { answer = render(x); }, after(0s) >> [] {});
+  CAF_CHECK_EQUAL(answer, "requested");
+}
+
+CAF_TEST(the face sends each call to the actor that serves it now) {
+  start();
+  // Cancels go to the admin database, the new one after a crash.
+  auto old_admin = admin_db;
+  crash(admin_db);
+  CAF_CHECK(admin_db != old_admin);
+  self->send(rt, cancel_atom::value, make_task("ok").id);
+  settle();
+  std::string answer;
+  self->receive([&](std::string& x) { answer = x; }, after(0s) >> [] {});
+  // The old one is gone: only the new one answers this.
+  CAF_CHECK_EQUAL(answer, "requested");
+  // Joins go to the router, the new one after a crash.
+  auto old_router = state().router;
+  crash(old_router);
+  CAF_CHECK(state().router != old_router);
+  auto worker = sys.spawn(stand_in_worker);
+  self->send(rt, join_atom::value, worker_offer{"w", {"remote"}, 0, 0}, worker);
+  settle();
+  std::string refused;
+  self->receive([&](error& x) { refused = render(x); }, after(0s) >> [] {});
+  CAF_CHECK(refused.find("capacity must be positive") != std::string::npos);
+  CAF_CHECK_EQUAL(stats().restarts, 2);
+  CAF_CHECK(logged("actor crashed, restarted"));
+  anon_send_exit(worker, exit_reason::user_shutdown);
 }
 
 CAF_TEST(a crashed dispatcher is restarted and claims again) {
@@ -216,7 +253,7 @@ CAF_TEST(restarts spread over time stay within the intensity) {
 CAF_TEST(on database loss the reconnect policy keeps running) {
   start();
   claim_next({make_task("patient")});
-  anon_send(rt, lost_atom::value, true);
+  anon_send(supervisor(), lost_atom::value, true);
   settle();
   CAF_CHECK(alive(rt));
   CAF_CHECK(failures().empty());
@@ -245,7 +282,7 @@ CAF_TEST(on database loss the shutdown policy cancels handlers and stops) {
   claim_next({make_task("patient")});
   auto runtime = rt;
   self->monitor(runtime);
-  anon_send(rt, lost_atom::value, true);
+  anon_send(supervisor(), lost_atom::value, true);
   settle();
   CAF_CHECK(logged("policy: shutdown"));
   // Handler actors get their grace period.

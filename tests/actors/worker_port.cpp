@@ -20,7 +20,7 @@ struct port_fixture : unit_fixture {
     offer.node = "w1";
     offer.names = {"remote"};
     offer.capacity = 4;
-    port = spawn_worker_port(sys, context(), offer, worker, pool, db);
+    port = spawn_worker_port(sys, context(), offer, worker, router, db);
     sched.run();
   }
 
@@ -33,12 +33,12 @@ struct port_fixture : unit_fixture {
     return deref<worker_stand_in>(worker).state;
   }
 
-  pool_log& pool_seen() {
-    return deref<pool_stand_in>(pool).state;
+  runner_log& router_seen() {
+    return deref<router_stand_in>(router).state;
   }
 
   void send_run(std::vector<claimed_task> xs) {
-    send_as(pool, port, run_atom::value, std::move(xs));
+    send_as(router, port, run_atom::value, std::move(xs));
     sched.run();
   }
 
@@ -50,7 +50,7 @@ struct port_fixture : unit_fixture {
   worker_offer offer;
   std::shared_ptr<fake_db_log> db_seen = std::make_shared<fake_db_log>();
   database_actor db = stand_in_db(db_seen);
-  pool_actor pool = stand_in(stand_in_pool);
+  router_actor router = stand_in(stand_in_router);
   worker_actor worker = stand_in(stand_in_worker);
   worker_port_actor port;
 };
@@ -75,8 +75,9 @@ CAF_TEST(a port forwards each batch to its worker in one message) {
 
 CAF_TEST(a port forwards cancels of the attempts it holds only) {
   send_run({a});
-  send_as(pool, port, cancel_atom::value, ref_of(a), cancel_reason::timeout);
-  send_as(pool, port, cancel_atom::value, ref_of(b), cancel_reason::cancelled);
+  send_as(router, port, cancel_atom::value, ref_of(a), cancel_reason::timeout);
+  send_as(router, port, cancel_atom::value, ref_of(b),
+          cancel_reason::cancelled);
   sched.run();
   auto& cancels = worker_seen().cancels;
   CAF_REQUIRE_EQUAL(cancels.size(), 1u);
@@ -90,7 +91,7 @@ CAF_TEST(a port reports outcomes of the attempts it holds once) {
   worker_done(
     {outcome(a, task_outcome::completed), outcome(c, task_outcome::completed)});
   worker_done({outcome(a, task_outcome::failed, "late")});
-  auto& done = pool_seen().done;
+  auto& done = router_seen().done;
   CAF_REQUIRE_EQUAL(done.size(), 1u);
   CAF_CHECK_EQUAL(refs_of(done[0]), refs({ref_of(a)}));
   CAF_CHECK_EQUAL(done[0][0].kind, task_outcome::completed);
@@ -108,7 +109,7 @@ CAF_TEST(a worker that goes down fails every held attempt at once) {
   worker_done({outcome(a, task_outcome::completed)});
   anon_send_exit(worker, exit_reason::kill);
   sched.run();
-  auto& done = pool_seen().done;
+  auto& done = router_seen().done;
   CAF_REQUIRE_EQUAL(done.size(), 2u);
   auto lost = done[1];
   CAF_REQUIRE_EQUAL(lost.size(), 2u);
@@ -128,9 +129,9 @@ CAF_TEST(a worker that goes down fails every held attempt at once) {
 
 CAF_TEST(a worker process that exits fails its attempts with the signal) {
   send_run({a});
-  send_as(pool, port, exited_atom::value, std::int32_t{SIGABRT});
+  send_as(router, port, exited_atom::value, std::int32_t{SIGABRT});
   sched.run();
-  auto& done = pool_seen().done;
+  auto& done = router_seen().done;
   CAF_REQUIRE_EQUAL(done.size(), 1u);
   CAF_REQUIRE_EQUAL(done[0].size(), 1u);
   CAF_CHECK_EQUAL(done[0][0].kind, task_outcome::failed);
@@ -145,19 +146,19 @@ CAF_TEST(a worker process lost before its status waits a bound for it) {
   offer.pid = 4242;
   auto lost_with = [&](std::vector<claimed_task> xs) {
     auto proc = stand_in(stand_in_worker);
-    auto p = spawn_worker_port(sys, context(), offer, proc, pool, db);
+    auto p = spawn_worker_port(sys, context(), offer, proc, router, db);
     sched.run();
-    send_as(pool, p, run_atom::value, std::move(xs));
+    send_as(router, p, run_atom::value, std::move(xs));
     sched.run();
     // The connection drops as the process dies, before the reaper reports.
     anon_send_exit(proc, exit_reason::kill);
     sched.run();
     return p;
   };
-  auto& done = pool_seen().done;
+  auto& done = router_seen().done;
   auto p = lost_with({a, b});
   CAF_CHECK(done.empty());
-  send_as(pool, p, exited_atom::value, std::int32_t{SIGSEGV});
+  send_as(router, p, exited_atom::value, std::int32_t{SIGSEGV});
   sched.run();
   CAF_REQUIRE_EQUAL(done.size(), 1u);
   CAF_CHECK_EQUAL(ids_of(refs_of(done[0])), ids_of({ref_of(a), ref_of(b)}));
@@ -213,14 +214,14 @@ CAF_TEST(writes for attempts a port does not hold are stale) {
 
 CAF_TEST(a stopped port lets held attempts end then tells its worker) {
   send_run({a});
-  send_as(pool, port, stop_atom::value);
+  send_as(router, port, stop_atom::value);
   sched.run();
   CAF_CHECK(!terminated(port));
   CAF_CHECK_EQUAL(worker_seen().stops, 0);
   worker_done({outcome(a, task_outcome::completed)});
   CAF_CHECK(terminated(port));
   CAF_CHECK_EQUAL(worker_seen().stops, 1);
-  CAF_CHECK_EQUAL(pool_seen().done.size(), 1u);
+  CAF_CHECK_EQUAL(router_seen().done.size(), 1u);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

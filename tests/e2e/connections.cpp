@@ -65,6 +65,7 @@ dispatcher_actor::behavior_type forward_to(dispatcher_actor::pointer,
     [](offer_atom, const std::vector<std::string>&, std::int32_t) {},
     [](peers_atom, database_actor&) {},
     [](peers_atom, pool_actor&) {},
+    [](peers_atom, router_actor&) {},
     [](peers_atom, completer_actor&) {},
     [](peers_atom, lease_keeper_actor&) {},
     [](drain_atom) { return true; },
@@ -127,7 +128,7 @@ CAF_TEST_FIXTURE_SCOPE(connection_tests, connections_fixture)
 CAF_TEST(the database actor runs the queue statements) {
   auto ctx = std::make_shared<runtime_context>(cfg);
   auto db
-    = spawn_database(*sys, ctx, "write", nullptr, nullptr, runtime_actor{});
+    = spawn_database(*sys, ctx, "write", nullptr, nullptr, supervisor_actor{});
   auto spawned = spawn_builder{"t"}.spawn(*conn);
   CAF_REQUIRE(spawned);
   caf::scoped_actor self{*sys};

@@ -181,11 +181,12 @@ struct fixture : test_coordinator_fixture<> {
   }
 
   // Starts a runtime on stand-in databases and a thread-less executor,
-  // and runs until its first claim reached the database.
-  runtime_actor start() {
+  // and runs until its first claim reached the database (unless `run` is
+  // false: then nothing of it has run yet).
+  runtime_actor start(bool run = true) {
     runtime_parts parts;
     parts.listener = false;
-    parts.make_db = [this](actor_system& sys, db_role role, runtime_actor) {
+    parts.make_db = [this](actor_system& sys, db_role role, supervisor_actor) {
       auto db = sys.spawn(fake_db, log);
       switch (role) {
         case db_role::claim:
@@ -209,16 +210,23 @@ struct fixture : test_coordinator_fixture<> {
     };
     parts.backend_db = backend_db;
     rt = spawn_runtime(sys, cfg, parts);
-    sched.run();
+    if (run)
+      sched.run();
     return rt;
   }
 
+  // The supervisor's state (the runtime's face holds its handle).
   supervisor_state& state() {
-    return deref<supervisor_actor>(rt).state;
+    return deref<supervisor_type>(deref<face_type>(rt).state.supervisor).state;
   }
 
   dispatcher_actor dispatcher() {
     return state().dispatcher;
+  }
+
+  // The runtime's restart policy, behind its face.
+  supervisor_actor supervisor() {
+    return deref<face_type>(rt).state.supervisor;
   }
 
   // Runs messages and executor jobs until nothing is left (no timers).

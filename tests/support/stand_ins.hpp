@@ -26,7 +26,7 @@ struct dispatcher_log {
   // The answer to channels_atom, and how often it was asked.
   std::vector<channel_actor> channels;
   int channel_asks = 0;
-  // What the pool said joined workers offer: names and capacity.
+  // What the router said joined workers offer: names and capacity.
   std::vector<std::pair<std::vector<std::string>, std::int32_t>> offers;
   // How often a restarted keeper was passed on.
   int new_keepers = 0;
@@ -58,6 +58,7 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
     },
     [](peers_atom, const database_actor&) {},
     [](peers_atom, const pool_actor&) {},
+    [](peers_atom, const router_actor&) {},
     [](peers_atom, const completer_actor&) {},
     [=](peers_atom, const lease_keeper_actor&) { ++self->state.new_keepers; },
     [](drain_atom) { return true; },
@@ -66,18 +67,19 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
   };
 }
 
-struct pool_log {
+// What the pool or the router was told.
+struct runner_log {
   std::vector<std::vector<claimed_task>> runs;
   std::vector<std::pair<attempt_ref, cancel_reason>> cancels;
-  // Outcomes from worker ports.
+  // Outcomes from worker ports (router).
   std::vector<std::vector<task_outcome>> done;
   int stops = 0;
 };
 
-using pool_stand_in = pool_actor::stateful_base<pool_log>;
+using pool_stand_in = pool_actor::stateful_base<runner_log>;
 
 inline pool_actor::behavior_type
-stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
+stand_in_pool(pool_actor::stateful_pointer<runner_log> self) {
   return {
     [=](run_atom, const std::vector<claimed_task>& xs) {
       self->state.runs.push_back(xs);
@@ -85,11 +87,29 @@ stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
     [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
       self->state.cancels.emplace_back(ref, why);
     },
+    [=](stop_atom) { ++self->state.stops; },
     [](collect_atom) {},
     [](done_atom, const task_outcome&) {},
     [](kill_atom, const attempt_ref&) {},
     [](abandon_atom) {},
     [](peers_atom, const database_actor&) {},
+  };
+}
+
+using router_stand_in = router_actor::stateful_base<runner_log>;
+
+inline router_actor::behavior_type
+stand_in_router(router_actor::stateful_pointer<runner_log> self) {
+  return {
+    [=](run_atom, const std::vector<claimed_task>& xs) {
+      self->state.runs.push_back(xs);
+    },
+    [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
+      self->state.cancels.emplace_back(ref, why);
+    },
+    [=](stop_atom) { ++self->state.stops; },
+    [](peers_atom, const database_actor&) {},
+    [](peers_atom, const offer_listener_actor&) {},
     [](join_atom, const worker_offer&,
        const worker_actor&) -> caf::result<worker_link_actor> {
       return caf::make_error(caf::sec::invalid_argument);
@@ -97,9 +117,7 @@ stand_in_pool(pool_actor::stateful_pointer<pool_log> self) {
     [=](done_atom, const std::vector<task_outcome>& xs) {
       self->state.done.push_back(xs);
     },
-    [](peers_atom, const offer_listener_actor&) {},
     [](exited_atom, std::int64_t, std::int32_t) {},
-    [=](stop_atom) { ++self->state.stops; },
   };
 }
 
@@ -176,6 +194,7 @@ stand_in_channel(channel_actor::stateful_pointer<channel_log> self) {
       self->state.lost.push_back(xs);
     },
     [](peers_atom, const pool_actor&) {},
+    [](peers_atom, const router_actor&) {},
     [](peers_atom, const completer_actor&) {},
     [](peers_atom, const lease_keeper_actor&) {},
     [](pause_atom, bool) {},

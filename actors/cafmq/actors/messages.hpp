@@ -68,11 +68,15 @@ struct runner_stats {
   std::int32_t running = 0;
   /// Channel actors alive.
   std::int32_t channels = 0;
+  // The counters below are the ones /metrics exports (the sums over task
+  // names of cafmq_tasks_*_total, and the runner's own): an outcome counts
+  // once it is written, and an attempt whose lease was lost counts only in
+  // `lost`.
   /// Attempts claimed since the runtime started.
   std::int64_t claimed = 0;
   /// Attempts whose handlers succeeded.
   std::int64_t completed = 0;
-  /// Attempts whose handlers failed.
+  /// Attempts whose handlers failed (retried, cancelled, or the task's end).
   std::int64_t failed = 0;
   /// Claimed attempts given back unstarted (or interrupted by a stop).
   std::int64_t released = 0;

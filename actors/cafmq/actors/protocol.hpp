@@ -127,15 +127,11 @@ using node_actor = caf::typed_actor<
   caf::replies_to<join_atom, worker_offer,
                   worker_actor>::with<worker_link_actor>>;
 
-/// The public face of a runtime: the supervisor of its actors. Beyond
-/// node_actor's interface, what its own actors tell it.
+/// The public face of a runtime: node_actor's interface, plus what the
+/// worker processes' supervisor tells it. It forwards each call to the
+/// actor that serves it; its supervisor, which restarts those actors, is
+/// apart (see detail/supervisor.hpp).
 using runtime_actor = node_actor::extend<
-  // own timers: the watchdog over database calls; the shutdown timeout.
-  caf::reacts_to<tick_atom>, caf::reacts_to<abandon_atom>,
-  // the dispatcher restarted a crashed channel actor.
-  caf::reacts_to<restart_atom, std::string>,
-  // a database actor lost its connection (true) or got it back (false).
-  caf::reacts_to<lost_atom, bool>,
   // the worker processes' supervisor: the one with this pid ended (wait
   // status); its attempts fail with it.
   caf::reacts_to<exited_atom, std::int64_t, std::int32_t>>;

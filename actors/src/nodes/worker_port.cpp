@@ -18,7 +18,7 @@ struct port_state {
   context_ptr ctx;
   worker_offer offer;
   worker_actor worker;
-  pool_actor pool;
+  router_actor router;
   database_actor db;
   // The attempts on the worker: nothing else is accepted from it.
   std::unordered_set<attempt_ref> held;
@@ -34,7 +34,7 @@ using port_ptr = worker_port_actor::stateful_pointer<port_state>;
 constexpr std::chrono::seconds exit_status_wait{2};
 
 // Ends every held attempt as failed (retryable: it runs again elsewhere),
-// reports them to the pool, and quits.
+// reports them to the router, and quits.
 void lose_worker(port_ptr self, const std::string& why) {
   auto& st = self->state;
   std::vector<task_outcome> outcomes;
@@ -52,7 +52,7 @@ void lose_worker(port_ptr self, const std::string& why) {
                {"reason", why}});
   st.held.clear();
   if (!outcomes.empty())
-    self->send(st.pool, done_atom::value, std::move(outcomes));
+    self->send(st.router, done_atom::value, std::move(outcomes));
   self->quit();
 }
 
@@ -63,12 +63,12 @@ void quit_if_drained(port_ptr self) {
 
 worker_port_actor::behavior_type port(port_ptr self, context_ptr ctx,
                                       worker_offer offer, worker_actor worker,
-                                      pool_actor pool, database_actor db) {
+                                      router_actor router, database_actor db) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.offer = std::move(offer);
   st.worker = std::move(worker);
-  st.pool = std::move(pool);
+  st.router = std::move(router);
   st.db = std::move(db);
   self->monitor(st.worker);
   self->attach_functor([worker = st.worker](const caf::error&) {
@@ -110,7 +110,7 @@ worker_port_actor::behavior_type port(port_ptr self, context_ptr ctx,
                                     [&](auto& x) { return held(x) == 0; }),
                      outcomes.end());
       if (!outcomes.empty())
-        self->send(st.pool, done_atom::value, std::move(outcomes));
+        self->send(st.router, done_atom::value, std::move(outcomes));
       quit_if_drained(self);
     },
     [=](checkpt_atom, const attempt_ref& ref,
@@ -170,9 +170,9 @@ std::string describe_wait_status(std::int32_t status) {
 
 worker_port_actor spawn_worker_port(caf::actor_system& sys, context_ptr ctx,
                                     worker_offer offer, worker_actor worker,
-                                    pool_actor pool, database_actor db) {
+                                    router_actor router, database_actor db) {
   return sys.spawn(port, std::move(ctx), std::move(offer), std::move(worker),
-                   std::move(pool), std::move(db));
+                   std::move(router), std::move(db));
 }
 
 } // namespace cafmq::actors

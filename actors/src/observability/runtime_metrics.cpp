@@ -95,6 +95,22 @@ struct runtime_metrics::impl {
                                   .Name("cafmq_handler_duration_seconds")
                                   .Help("How long handlers ran, per task name")
                                   .Register(*registry);
+  Counter& claims = counter(*registry, "cafmq_claims_total",
+                            "Claim statements that returned, empty or not")
+                      .Add({});
+  Counter& lost = counter(*registry, "cafmq_leases_lost_total",
+                          "Attempts this runner lost: a lease renewal found "
+                          "them no longer its own")
+                    .Add({});
+  Counter& cancels_at_renewal
+    = counter(*registry, "cafmq_cancels_at_renewal_total",
+              "Cancels that reached running attempts through a lease "
+              "renewal (their notification was missed)")
+        .Add({});
+  Counter& restarts = counter(*registry, "cafmq_actor_restarts_total",
+                              "Actors of this runner's runtime that its "
+                              "supervisor restarted after they failed")
+                        .Add({});
   prometheus::Gauge& connections
     = prometheus::BuildGauge()
         .Name("cafmq_connections")
@@ -103,7 +119,7 @@ struct runtime_metrics::impl {
         .Add({});
   // Made in the constructor, read-only after: found without a lock.
   std::unordered_map<std::string, task_instruments> known;
-  std::mutex mtx;
+  mutable std::mutex mtx;
   std::unordered_map<std::string, task_instruments> late;
 
   task_instruments make(const std::string& name) {
@@ -157,6 +173,52 @@ void runtime_metrics::ended(task_instruments& task, ending how) {
   task.ended[static_cast<std::size_t>(how)]->Increment();
 }
 
+void runtime_metrics::claim_returned() {
+  impl_->claims.Increment();
+}
+
+void runtime_metrics::leases_lost(std::int64_t n) {
+  impl_->lost.Increment(static_cast<double>(n));
+}
+
+void runtime_metrics::cancels_at_renewal(std::int64_t n) {
+  impl_->cancels_at_renewal.Increment(static_cast<double>(n));
+}
+
+void runtime_metrics::restarted() {
+  impl_->restarts.Increment();
+}
+
+runtime_totals runtime_metrics::totals() const {
+  using ending = runtime_metrics::ending;
+  auto value = [](const Counter* x) {
+    return static_cast<std::int64_t>(x->Value());
+  };
+  runtime_totals result;
+  auto add = [&](const task_instruments& x) {
+    auto ended = [&](ending how) {
+      return value(x.ended[static_cast<std::size_t>(how)]);
+    };
+    result.claimed += value(x.claimed);
+    result.completed += ended(ending::completed);
+    result.failed += ended(ending::failed) + ended(ending::retried)
+                     + ended(ending::cancelled);
+    result.released += ended(ending::released);
+  };
+  for (auto& kvp : impl_->known)
+    add(kvp.second);
+  {
+    std::lock_guard<std::mutex> guard{impl_->mtx};
+    for (auto& kvp : impl_->late)
+      add(kvp.second);
+  }
+  result.claims = value(&impl_->claims);
+  result.lost = value(&impl_->lost);
+  result.cancels_at_renewal = value(&impl_->cancels_at_renewal);
+  result.restarts = value(&impl_->restarts);
+  return result;
+}
+
 void runtime_metrics::connection_opened() {
   impl_->connections.Increment();
 }
@@ -187,10 +249,7 @@ public:
     auto one = [&](const char* name, const char* help, MetricType type,
                    std::int64_t value) {
       ClientMetric m;
-      if (type == MetricType::Counter)
-        m.counter.value = static_cast<double>(value);
-      else
-        m.gauge.value = static_cast<double>(value);
+      m.gauge.value = static_cast<double>(value);
       result.push_back({name, help, type, {m}});
     };
     one("cafmq_held", "Attempts claimed and not yet out of their handlers",
@@ -203,14 +262,6 @@ public:
         MetricType::Gauge, x->slots);
     one("cafmq_channel_actors", "Channel actors alive", MetricType::Gauge,
         x->channels);
-    one("cafmq_leases_lost_total",
-        "Attempts this runner lost: a lease renewal found them no longer "
-        "its own",
-        MetricType::Counter, x->lost);
-    one("cafmq_actor_restarts_total",
-        "Actors of this runner's runtime that its supervisor restarted "
-        "after they failed",
-        MetricType::Counter, x->restarts);
     return result;
   }
 

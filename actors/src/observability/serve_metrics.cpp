@@ -36,9 +36,8 @@ void serve_metrics(caf::actor_system& sys, const runtime_actor& runtime,
                    runtime_metrics& metrics,
                    std::shared_ptr<started_attempts> started,
                    const runner_config& cfg) {
-  // The gauges and counters the runtime keeps (held, channels, lost,
-  // restarts) are asked for when
-  // scraped, with a short bound.
+  // The gauges the runtime keeps (held, channels) are asked for when
+  // scraped, with a short bound; its counters are the metrics' own.
   auto timeout = std::min(caf::timespan{cfg.request_timeout},
                           caf::timespan{std::chrono::seconds{1}});
   auto sample
@@ -53,8 +52,7 @@ void serve_metrics(caf::actor_system& sys, const runtime_actor& runtime,
     self->request(rt, timeout, stats_atom::value)
       .receive(
         [&](const runner_stats& x) {
-          result = runtime_sample{x.running, 0,          x.channels,
-                                  x.lost,    x.restarts, slots};
+          result = runtime_sample{x.running, 0, x.channels, slots};
         },
         [](caf::error&) {});
     if (result)

@@ -227,4 +227,11 @@ task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
   return outcome;
 }
 
+void arm_timeout(const claimed_task& task, const channel_actor& owner) {
+  if (task.timeout)
+    caf::delayed_anon_send(owner, *task.timeout, deadline_atom::value,
+                           attempt_ref{task.id, task.attempt},
+                           cancel_reason::timeout);
+}
+
 } // namespace cafmq::actors

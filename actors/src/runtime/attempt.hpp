@@ -3,7 +3,7 @@
 
 // Running one attempt's plain-function handler and judging what it
 // returned. Used by the pool for handlers on executor threads and for
-// non-blocking handlers on the scheduler.
+// non-blocking handlers on the scheduler; the timeout, also by the router.
 
 #include <memory>
 
@@ -70,5 +70,9 @@ std::shared_ptr<attempt_backend> nonblocking_backend(const std::string& task);
 /// failed run, judged by `filter`.
 task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
                                const failure_filter& filter);
+
+/// Arms the attempt's timeout, which counts from its start; the timer goes
+/// to the owner, which decides what it means.
+void arm_timeout(const claimed_task& task, const channel_actor& owner);
 
 } // namespace cafmq::actors

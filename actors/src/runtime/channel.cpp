@@ -22,7 +22,10 @@ struct channel_state {
   context_ptr ctx;
   std::string key;
   dispatcher_actor dispatcher;
+  // Where attempts run: the pool if a handler of the name runs here, the
+  // router (joined workers) if not.
   pool_actor pool;
+  router_actor router;
   completer_actor completer;
   // Renews the leases of `attempts`: it hears each one that is added or
   // erased.
@@ -40,6 +43,8 @@ struct channel_state {
 
 using channel_ptr = channel_actor::stateful_pointer<channel_state>;
 
+void finish(channel_ptr self, std::vector<task_outcome> outcomes);
+
 bool may_start(const channel_state& st, const claimed_task& next) {
   auto limit = st.ctx->cfg.channel_concurrency;
   if (limit > 0 && st.started >= limit)
@@ -55,12 +60,13 @@ void arm_idle_timer(channel_ptr self) {
                      ++st.idle_generation);
 }
 
-// Hands the pool what may start now, in one message.
+// Hands the pool (or the router) what may start now, in one message each.
 void pump(channel_ptr self) {
   auto& st = self->state;
   if (st.stopping || st.paused)
     return;
   std::vector<claimed_task> batch;
+  std::vector<claimed_task> remote;
   while (!st.queue.empty()) {
     auto& next = st.attempts.at(st.queue.front());
     if (!may_start(st, next.task))
@@ -69,21 +75,52 @@ void pump(channel_ptr self) {
     next.phase = attempt::started;
     ++st.started;
     st.ordered_started |= next.task.ordered;
-    batch.push_back(next.task);
-    // The pool has its own copy now.
+    next.remote = !st.ctx->runs_here(next.task.name);
+    (next.remote ? remote : batch).push_back(next.task);
+    // The pool (or the router) has its own copy now.
     next.task.payload_json.reset();
     next.task.payload_bytes.reset();
   }
-  if (batch.empty())
+  if (batch.empty() && remote.empty())
     return;
   if (st.ctx->events->active()) {
     std::vector<task_event> events;
-    events.reserve(batch.size());
-    for (auto& task : batch)
-      events.push_back(make_event(task_event::started, task, *st.ctx));
+    events.reserve(batch.size() + remote.size());
+    for (auto* xs : {&batch, &remote})
+      for (auto& task : *xs)
+        events.push_back(make_event(task_event::started, task, *st.ctx));
     emit(*st.ctx, std::move(events));
   }
-  self->send(st.pool, run_atom::value, std::move(batch));
+  if (!batch.empty())
+    self->send(st.pool, run_atom::value, std::move(batch));
+  if (!remote.empty())
+    self->send(st.router, run_atom::value, std::move(remote));
+}
+
+// Cancels a started attempt where it runs.
+void cancel_started(channel_ptr self, const attempt_ref& ref,
+                    const channel_impl::attempt& x, cancel_reason why) {
+  if (x.remote)
+    self->send(self->state.router, cancel_atom::value, ref, why);
+  else
+    self->send(self->state.pool, cancel_atom::value, ref, why);
+}
+
+// Attempts that ran where a crashed pool (or router) ran them have no
+// outcome coming: they failed.
+void fail_started(channel_ptr self, bool remote) {
+  std::vector<task_outcome> outcomes;
+  for (auto& kvp : self->state.attempts) {
+    if (kvp.second.phase != attempt::started || kvp.second.remote != remote)
+      continue;
+    task_outcome outcome;
+    outcome.ref = kvp.first;
+    outcome.kind = task_outcome::failed;
+    outcome.error = remote ? "the worker router crashed while the attempt ran"
+                           : "the worker pool crashed while the attempt ran";
+    outcomes.push_back(std::move(outcome));
+  }
+  finish(self, std::move(outcomes));
 }
 
 // Attempts left their handlers (or never started): write what needs
@@ -125,8 +162,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
         break;
     }
     if (outcome.kind == task_outcome::recorded) {
-      if (st.ctx->metrics)
-        count_ending(*st.ctx->metrics, x, outcome);
+      count_ending(*st.ctx->metrics, x, outcome);
       // Its handler's transaction, with the completion, has committed: the
       // outcome is written, as for a completion the completer wrote.
       if (x.phase == attempt::started && st.ctx->events->active()) {
@@ -177,7 +213,7 @@ void give_back(channel_ptr self) {
 }
 
 // One route for cancels, deadlines, timeouts and lost leases: a queued
-// attempt ends now, a started one is cancelled through the pool.
+// attempt ends now, a started one is cancelled where it runs.
 void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
   auto& st = self->state;
   auto i = st.attempts.find(ref);
@@ -188,7 +224,7 @@ void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
   if (i->second.phase == attempt::queued)
     end_queued(self, {ref}, why);
   else if (i->second.phase == attempt::started)
-    self->send(st.pool, cancel_atom::value, ref, why);
+    cancel_started(self, ref, i->second, why);
 }
 
 // Queues claimed attempts and arms their deadlines, which count from the
@@ -213,16 +249,16 @@ void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
     self->send(st.keeper, hold_atom::value, std::move(added_refs));
 }
 
-channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
-                                     std::string key,
-                                     dispatcher_actor dispatcher,
-                                     pool_actor pool, completer_actor completer,
-                                     lease_keeper_actor keeper, bool paused) {
+channel_actor::behavior_type
+channel(channel_ptr self, context_ptr ctx, std::string key,
+        dispatcher_actor dispatcher, pool_actor pool, router_actor router,
+        completer_actor completer, lease_keeper_actor keeper, bool paused) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.key = std::move(key);
   st.dispatcher = std::move(dispatcher);
   st.pool = std::move(pool);
+  st.router = std::move(router);
   st.keeper = std::move(keeper);
   st.completer = std::move(completer);
   st.paused = paused;
@@ -260,8 +296,7 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
           continue;
         ended.push_back(ref);
         failures |= i->second.outcome.kind == task_outcome::failed;
-        if (st.ctx->metrics)
-          count_ending(*st.ctx->metrics, i->second, i->second.outcome);
+        count_ending(*st.ctx->metrics, i->second, i->second.outcome);
         if (reporting)
           events.push_back(written_event(i->second, *st.ctx));
         st.attempts.erase(i);
@@ -279,20 +314,12 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
         stop_attempt(self, ref, cancel_reason::lost);
     },
     [=](peers_atom, pool_actor& x) {
-      // Attempts the old pool ran have no outcome coming: they failed.
-      auto& st = self->state;
-      st.pool = std::move(x);
-      std::vector<task_outcome> outcomes;
-      for (auto& kvp : st.attempts) {
-        if (kvp.second.phase != attempt::started)
-          continue;
-        task_outcome outcome;
-        outcome.ref = kvp.first;
-        outcome.kind = task_outcome::failed;
-        outcome.error = "the worker pool crashed while the attempt ran";
-        outcomes.push_back(std::move(outcome));
-      }
-      finish(self, std::move(outcomes));
+      self->state.pool = std::move(x);
+      fail_started(self, false);
+    },
+    [=](peers_atom, router_actor& x) {
+      self->state.router = std::move(x);
+      fail_started(self, true);
     },
     [=](peers_atom, completer_actor& x) {
       // What the old completer held may be lost: write it again (writes
@@ -332,8 +359,7 @@ channel_actor::behavior_type channel(channel_ptr self, context_ptr ctx,
       auto& st = self->state;
       for (auto& kvp : st.attempts)
         if (kvp.second.phase == attempt::started)
-          self->send(st.pool, cancel_atom::value, kvp.first,
-                     cancel_reason::shutdown);
+          cancel_started(self, kvp.first, kvp.second, cancel_reason::shutdown);
     },
     [=](idle_atom, std::uint64_t generation) {
       auto& st = self->state;
@@ -363,11 +389,12 @@ std::string channel_name_of(const std::string& key) {
 
 channel_actor spawn_channel(caf::actor_system& sys, context_ptr ctx,
                             std::string key, dispatcher_actor dispatcher,
-                            pool_actor pool, completer_actor completer,
+                            pool_actor pool, router_actor router,
+                            completer_actor completer,
                             lease_keeper_actor keeper, bool paused) {
   return sys.spawn(channel, std::move(ctx), std::move(key),
-                   std::move(dispatcher), std::move(pool), std::move(completer),
-                   std::move(keeper), paused);
+                   std::move(dispatcher), std::move(pool), std::move(router),
+                   std::move(completer), std::move(keeper), paused);
 }
 
 } // namespace cafmq::actors

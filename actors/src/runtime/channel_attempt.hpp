@@ -17,6 +17,8 @@ struct attempt {
   // The claimed attempt; its payloads are dropped once it started.
   claimed_task task;
   phase_t phase = queued;
+  // Started on a joined worker (through the router), not here (the pool).
+  bool remote = false;
   // Why it was stopped first (cancel, timeout, lost lease...), if it was.
   cancel_reason stopped_by = cancel_reason::none;
   // The outcome while it is written: sent again to a restarted completer.

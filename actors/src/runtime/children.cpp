@@ -9,6 +9,7 @@
 #include "cafmq/actors/detail/listener.hpp"
 #include "cafmq/actors/detail/maintenance.hpp"
 #include "cafmq/actors/detail/pool.hpp"
+#include "cafmq/actors/detail/router.hpp"
 #include "cafmq/actors/detail/session.hpp"
 #include "cafmq/actors/detail/watch_service.hpp"
 #include "cafmq/error.hpp"
@@ -38,8 +39,17 @@ const char* to_string(db_role x) {
 
 namespace cafmq::actors::runtime_impl {
 
-runtime_actor me(supervisor_ptr self) {
-  return caf::actor_cast<runtime_actor>(self);
+supervisor_actor me(supervisor_ptr self) {
+  return caf::actor_cast<supervisor_actor>(self);
+}
+
+void tell_face(supervisor_ptr self) {
+  auto& st = self->state;
+  self->send(st.face, peers_atom::value, st.admin_db);
+  self->send(st.face, peers_atom::value, st.dispatcher);
+  self->send(st.face, peers_atom::value, st.events);
+  self->send(st.face, peers_atom::value, st.watches);
+  self->send(st.face, peers_atom::value, st.router);
 }
 
 namespace {
@@ -65,23 +75,40 @@ void start_completer(supervisor_ptr self) {
   adopt(self, st.completer);
 }
 
+namespace {
+
+// Where handlers checkpoint: the write database, or a stand-in's.
+database_actor backend_db(supervisor_ptr self) {
+  auto& st = self->state;
+  return st.parts.backend_db ? st.parts.backend_db : st.write_db;
+}
+
+} // namespace
+
 void start_pool(supervisor_ptr self) {
   auto& st = self->state;
-  auto db = st.parts.backend_db ? st.parts.backend_db : st.write_db;
-  st.pool = spawn_pool(self->system(), st.ctx, st.parts.make_executor(), db);
+  st.pool = spawn_pool(self->system(), st.ctx, st.parts.make_executor(),
+                       backend_db(self));
   adopt(self, st.pool);
+}
+
+void start_router(supervisor_ptr self) {
+  auto& st = self->state;
+  st.router = spawn_router(self->system(), st.ctx, backend_db(self));
+  adopt(self, st.router);
   if (st.dispatcher)
-    self->send(st.pool, peers_atom::value, offer_listener_actor{st.dispatcher});
+    self->send(st.router, peers_atom::value,
+               offer_listener_actor{st.dispatcher});
 }
 
 void start_dispatcher(supervisor_ptr self) {
   auto& st = self->state;
   st.dispatcher
-    = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool,
+    = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool, st.router,
                        st.completer, lease_keeper_actor{st.keeper}, me(self));
   adopt(self, st.dispatcher);
   // Workers that joined before a restart are still there.
-  self->send(st.pool, peers_atom::value, offer_listener_actor{st.dispatcher});
+  self->send(st.router, peers_atom::value, offer_listener_actor{st.dispatcher});
 }
 
 void start_keeper(supervisor_ptr self) {
@@ -133,7 +160,7 @@ bool may_restart(supervisor_ptr self) {
   auto& st = self->state;
   auto now = self->clock().now();
   st.restarts.push_back(now);
-  ++st.last_stats.restarts;
+  st.ctx->metrics->restarted();
   while (!st.restarts.empty()
          && now - st.restarts.front() > st.ctx->cfg.restart_period)
     st.restarts.pop_front();
@@ -167,8 +194,10 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
     which = "write database";
     st.write_db = make_db(self, db_role::write);
     self->send(st.completer, peers_atom::value, st.write_db);
-    if (!st.parts.backend_db)
+    if (!st.parts.backend_db) {
       self->send(st.pool, peers_atom::value, st.write_db);
+      self->send(st.router, peers_atom::value, st.write_db);
+    }
   } else if (is(st.renew_db)) {
     which = "renew database";
     st.renew_db = make_db(self, db_role::renew);
@@ -185,6 +214,10 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
     which = "pool";
     start_pool(self);
     self->send(st.dispatcher, peers_atom::value, st.pool);
+  } else if (is(st.router)) {
+    which = "router";
+    start_router(self);
+    self->send(st.dispatcher, peers_atom::value, st.router);
   } else if (is(st.dispatcher)) {
     which = "dispatcher";
     start_dispatcher(self);
@@ -218,6 +251,7 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
   st.ctx->log(
     log_level::error, "actor crashed, restarted",
     {{"actor", which}, {"reason", msg.reason ? render(msg.reason) : "exited"}});
+  tell_face(self);
   may_restart(self);
 }
 

@@ -5,9 +5,12 @@
 
 namespace cafmq::actors {
 
-runtime_context::runtime_context(runner_config x)
+runtime_context::runtime_context(runner_config x,
+                                 std::shared_ptr<runtime_metrics> m)
   : cfg(std::move(x)), log(cfg.log, cfg.min_log_level),
-    started(std::make_shared<started_attempts>()) {
+    started(std::make_shared<started_attempts>()),
+    metrics(m ? std::move(m)
+              : std::make_shared<runtime_metrics>(cfg.task_names())) {
   for (auto& def : cfg.actor_tasks)
     actor_tasks.emplace(def.name, &def);
 }
@@ -25,6 +28,11 @@ const actor_task_definition*
 runtime_context::actor_task(const std::string& name) const {
   auto i = actor_tasks.find(name);
   return i != actor_tasks.end() ? i->second : nullptr;
+}
+
+bool runtime_context::runs_here(const std::string& name) const {
+  return actor_task(name) != nullptr
+         || (cfg.tasks && cfg.tasks->find(name) != nullptr);
 }
 
 caf::timespan runtime_context::request_timeout() const {

@@ -66,7 +66,7 @@ struct database_state {
   connection_options options;
   std::shared_ptr<queue_connection> conn;
   guard_ptr guard;
-  runtime_actor runtime;
+  supervisor_actor runtime;
   bool lost = false;
   // The task definitions' schedules are in the database.
   bool schedules_registered = false;
@@ -129,7 +129,8 @@ caf::expected<bool> to_reply(caf::error err) {
 database_actor::behavior_type database(database_ptr self, context_ptr ctx,
                                        std::string name,
                                        std::shared_ptr<queue_connection> conn,
-                                       guard_ptr guard, runtime_actor runtime) {
+                                       guard_ptr guard,
+                                       supervisor_actor runtime) {
   auto& st = self->state;
   st.options = connection_for(ctx->cfg, name);
   st.ctx = std::move(ctx);
@@ -253,7 +254,7 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
 database_actor spawn_database(caf::actor_system& sys, context_ptr ctx,
                               std::string name,
                               std::shared_ptr<queue_connection> conn,
-                              guard_ptr guard, runtime_actor runtime) {
+                              guard_ptr guard, supervisor_actor runtime) {
   return sys.spawn<caf::detached>(database, std::move(ctx), std::move(name),
                                   std::move(conn), std::move(guard),
                                   std::move(runtime));

@@ -40,25 +40,23 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   auto& st = self->state;
   st.claiming = false;
   st.error_backoff = std::chrono::milliseconds{0};
-  ++st.stats.claims;
+  auto& metrics = *st.ctx->metrics;
+  metrics.claim_returned();
   auto full = static_cast<int>(result.tasks.size()) == limit;
   st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
   // One message per channel: its attempts in claim order. While draining,
   // the channels give them back at once.
   std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
   std::unordered_map<channel_entry*, size_t> batch_of;
-  if (auto metrics = st.ctx->metrics.get()) {
-    for (auto& task : result.tasks)
-      metrics->claimed(metrics->of(task.name));
-    for (auto& [k, waited] : result.pickup)
-      metrics->picked_up(metrics->of(result.tasks.at(k).name), waited);
-  }
+  for (auto& task : result.tasks)
+    metrics.claimed(metrics.of(task.name));
+  for (auto& [k, waited] : result.pickup)
+    metrics.picked_up(metrics.of(result.tasks.at(k).name), waited);
   for (auto& task : result.tasks) {
     auto& entry
       = channel_of(self, key_of(task.channel_name, task.channel_args));
     ++entry.held;
     ++st.held;
-    ++st.stats.claimed;
     auto [i, added] = batch_of.emplace(&entry, batches.size());
     if (added)
       batches.emplace_back(&entry, std::vector<claimed_task>{});
@@ -130,12 +128,13 @@ void forward_to_channels(dispatcher_ptr self, const Handle& x) {
 
 dispatcher_actor::behavior_type
 dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
-           pool_actor pool, completer_actor completer,
-           lease_keeper_actor keeper, runtime_actor runtime) {
+           pool_actor pool, router_actor router, completer_actor completer,
+           lease_keeper_actor keeper, supervisor_actor runtime) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.claim_db = std::move(claim_db);
   st.pool = std::move(pool);
+  st.router = std::move(router);
   st.completer = std::move(completer);
   st.keeper = std::move(keeper);
   st.runtime = std::move(runtime);
@@ -146,9 +145,9 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
   st.request.channels = cfg.channels;
   st.request.lease = cfg.lease;
   st.request.max_lost = cfg.max_lost_attempts;
-  // One claimed task in 16 reports its pickup latency: all of them would
-  // cost a large claim an index lookup per task.
-  st.request.pickup_every = st.ctx->metrics ? 16 : 0;
+  // One claimed task in 16 reports its pickup latency (all of them would
+  // cost a large claim an index lookup per task), for a served histogram.
+  st.request.pickup_every = cfg.metrics_listen.empty() ? 0 : 16;
   self->attach_functor([channels = st.channels](const caf::error&) {
     for (auto& kvp : *channels)
       caf::anon_send_exit(kvp.second.handle, caf::exit_reason::user_shutdown);
@@ -184,9 +183,6 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       st.held -= n;
       if (auto i = st.channels->find(key); i != st.channels->end())
         i->second.held -= n;
-      st.stats.completed += counts.completed;
-      st.stats.failed += counts.failed;
-      st.stats.released += counts.released;
       st.sizer->finished(n - counts.released);
       if (st.draining)
         check_drained(self);
@@ -238,6 +234,10 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       forward_to_channels(self, x);
       self->state.pool = std::move(x);
     },
+    [=](peers_atom, router_actor& x) {
+      forward_to_channels(self, x);
+      self->state.router = std::move(x);
+    },
     [=](peers_atom, completer_actor& x) {
       forward_to_channels(self, x);
       self->state.completer = std::move(x);
@@ -254,6 +254,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
         st.draining = true;
         // Attempts that have not started go back to the queue now.
         self->send(st.pool, stop_atom::value);
+        self->send(st.router, stop_atom::value);
         for (auto& kvp : *st.channels)
           self->send(kvp.second.handle, stop_atom::value);
       }
@@ -265,7 +266,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
         self->send(kvp.second.handle, abandon_atom::value);
     },
     [=](stats_atom) {
-      auto result = self->state.stats;
+      runner_stats result;
       result.running = self->state.held;
       result.channels = static_cast<int>(self->state.channels->size());
       return result;
@@ -277,12 +278,13 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
                                   database_actor claim_db, pool_actor pool,
+                                  router_actor router,
                                   completer_actor completer,
                                   lease_keeper_actor keeper,
-                                  runtime_actor runtime) {
+                                  supervisor_actor runtime) {
   return sys.spawn(dispatcher_impl::dispatcher, std::move(ctx),
-                   std::move(claim_db), std::move(pool), std::move(completer),
-                   std::move(keeper), std::move(runtime));
+                   std::move(claim_db), std::move(pool), std::move(router),
+                   std::move(completer), std::move(keeper), std::move(runtime));
 }
 
 } // namespace cafmq::actors

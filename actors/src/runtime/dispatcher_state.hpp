@@ -34,9 +34,10 @@ struct dispatcher_state {
   context_ptr ctx;
   database_actor claim_db;
   pool_actor pool;
+  router_actor router;
   completer_actor completer;
   lease_keeper_actor keeper;
-  runtime_actor runtime;
+  supervisor_actor runtime;
   // Shared with the exit hook, which stops the channels however we end.
   std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
   int held = 0;
@@ -52,7 +53,6 @@ struct dispatcher_state {
   bool draining = false;
   std::vector<caf::typed_response_promise<bool>> drained;
   std::optional<claim_sizer> sizer;
-  runner_stats stats;
   static inline const char* name = "cafmq.dispatcher";
 };
 

@@ -23,7 +23,6 @@ struct keeper_state {
   database_actor db;
   std::unordered_map<caf::actor_addr, owned> held;
   bool renewing = false;
-  runner_stats counts;
   static inline const char* name = "cafmq.keeper";
 };
 
@@ -63,12 +62,12 @@ void settle(keeper_ptr self, const std::vector<attempt_ref>& refs,
     lost += gone.size();
     if (!gone.empty())
       self->send(x.owner, lost_atom::value, std::move(gone));
-    for (auto& id : cancels) {
-      ++st.counts.cancels_at_renewal;
+    st.ctx->metrics->cancels_at_renewal(
+      static_cast<std::int64_t>(cancels.size()));
+    for (auto& id : cancels)
       self->send(x.owner, cancel_atom::value, id, cancel_reason::cancelled);
-    }
   }
-  st.counts.lost += static_cast<std::int64_t>(lost);
+  st.ctx->metrics->leases_lost(static_cast<std::int64_t>(lost));
   if (lost > 0)
     st.ctx->log(log_level::warning, "attempts lost their lease",
                 {{"attempts", lost}});
@@ -137,7 +136,6 @@ keeper_actor::behavior_type keeper(keeper_ptr self, context_ptr ctx,
                          tick_atom::value);
     },
     [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
-    [=](stats_atom) { return self->state.counts; },
   };
 }
 

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <mutex>
-#include <unordered_map>
 
 #include <caf/all.hpp>
 
@@ -22,14 +20,7 @@ void start(pool_ptr self, claimed_task task, channel_actor owner);
 
 void add_outcome(pool_ptr self, const channel_actor& owner,
                  task_outcome outcome) {
-  auto& out = self->state.to_owners;
-  auto i = std::find_if(out.begin(), out.end(),
-                        [&](auto& x) { return x.first == owner; });
-  if (i == out.end()) {
-    out.emplace_back(owner, std::vector<task_outcome>{});
-    i = out.end() - 1;
-  }
-  i->second.push_back(std::move(outcome));
+  self->state.owners.add(owner, std::move(outcome));
 }
 
 running_attempt& add_running(pool_ptr self, const claimed_task& task,
@@ -45,10 +36,8 @@ running_attempt& add_running(pool_ptr self, const claimed_task& task,
   x.token = std::make_shared<cancellation>();
   x.filter = st.ctx->filter_of(task.name);
   x.pooled = pooled;
-  if (st.ctx->metrics) {
-    x.metrics = &st.ctx->metrics->of(task.name);
-    x.started = std::chrono::steady_clock::now();
-  }
+  x.metrics = &st.ctx->metrics->of(task.name);
+  x.started = std::chrono::steady_clock::now();
   return x;
 }
 
@@ -75,13 +64,6 @@ void report(pool_ptr self, task_outcome outcome) {
     st.ctx->metrics->ran(*x.metrics,
                          std::chrono::steady_clock::now() - x.started);
   add_outcome(self, x.owner, std::move(outcome));
-  if (x.port) {
-    for (auto& w : *st.workers)
-      if (w.port == x.port)
-        --w.load;
-    pump_remote(self);
-    return;
-  }
   if (!x.pooled)
     --st.scheduled;
   start_waiting(self);
@@ -94,24 +76,7 @@ void flush(pool_ptr self) {
     st.exec->post(std::move(st.to_executor));
     st.to_executor.clear();
   }
-  for (auto& w : *st.workers) {
-    if (!w.batch.empty()) {
-      self->send(w.port, run_atom::value, std::move(w.batch));
-      w.batch.clear();
-    }
-  }
-  for (auto& kvp : st.to_owners)
-    self->send(kvp.first, done_atom::value, std::move(kvp.second));
-  st.to_owners.clear();
-}
-
-// Arms the attempt's timeout, which counts from its start; the owner
-// decides what it means.
-void arm_timeout(const claimed_task& task, const channel_actor& owner) {
-  if (task.timeout)
-    caf::delayed_anon_send(owner, *task.timeout, deadline_atom::value,
-                           attempt_ref{task.id, task.attempt},
-                           cancel_reason::timeout);
+  st.owners.send(self);
 }
 
 // Queues an attempt of a handler that may block on the executor. It
@@ -190,13 +155,10 @@ void start(pool_ptr self, claimed_task task, channel_actor owner) {
   auto actor_def = st.ctx->actor_task(task.name);
   auto def = st.ctx->cfg.tasks ? st.ctx->cfg.tasks->find(task.name) : nullptr;
   if (actor_def == nullptr && def == nullptr) {
-    // Claimed for joined workers: placed on one, or given back if they
-    // all left since the claim.
-    if (runs_remotely(self, task.name))
-      place_remotely(self, std::move(task), std::move(owner));
-    else
-      add_outcome(self, owner,
-                  unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
+    // No handler here (the channel sends such names to the router): back
+    // to the queue.
+    add_outcome(self, owner,
+                unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
     return;
   }
   if (actor_def == nullptr && def != nullptr && def->blocking) {
@@ -220,28 +182,23 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
   st.ctx = std::move(ctx);
   st.exec = std::move(exec);
   st.db = std::move(db);
-  self->attach_functor([running = st.running, exec = st.exec,
-                        workers = st.workers](const caf::error&) {
-    // However we end, handlers learn it: tokens fire, actors go, ports
-    // tell their workers.
-    exec->close();
-    for (auto& w : *workers)
-      caf::anon_send_exit(w.port, caf::exit_reason::user_shutdown);
-    for (auto& kvp : *running) {
-      kvp.second.token->cancel(cancel_reason::shutdown);
-      if (kvp.second.handler)
-        caf::anon_send_exit(kvp.second.handler, caf::exit_reason::kill);
-    }
-  });
+  self->attach_functor(
+    [running = st.running, exec = st.exec](const caf::error&) {
+      // However we end, handlers learn it: tokens fire, actors go.
+      exec->close();
+      for (auto& kvp : *running) {
+        kvp.second.token->cancel(cancel_reason::shutdown);
+        if (kvp.second.handler)
+          caf::anon_send_exit(kvp.second.handler, caf::exit_reason::kill);
+      }
+    });
   self->set_down_handler([=](caf::down_msg& msg) {
-    if (!worker_down(self, msg) && !owner_down(self, msg))
+    if (!owner_down(self, msg))
       handler_down(self, msg);
   });
   return {
     [=](run_atom, std::vector<claimed_task>& tasks) {
-      auto owner = caf::actor_cast<channel_actor>(self->current_sender());
-      if (self->state.owners.insert(owner.address()).second)
-        self->monitor(owner);
+      auto owner = self->state.owners.sender(self);
       for (auto& task : tasks)
         start(self, std::move(task), owner);
       flush(self);
@@ -249,10 +206,6 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
     [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
       auto& st = self->state;
       auto i = st.running->find(ref);
-      if (i != st.running->end() && i->second.port) {
-        self->send(i->second.port, cancel_atom::value, ref, why);
-        return;
-      }
       if (i != st.running->end()) {
         // Still waiting for a thread: it ends now, without running.
         if (i->second.pooled && st.exec->take(ref)) {
@@ -263,24 +216,17 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
         fire(self, ref, i->second, why);
         return;
       }
-      auto take_from = [&](waiting_list& xs) {
-        for (auto w = xs.begin(); w != xs.end(); ++w) {
-          if (w->first.id == ref.id && w->first.attempt == ref.attempt) {
-            auto owner = std::move(w->second);
-            auto filter = st.ctx->filter_of(w->first.name);
-            xs.erase(w);
-            add_outcome(self, owner, unstarted_outcome(ref, why, filter));
-            flush(self);
-            return true;
-          }
-        }
-        return false;
-      };
-      if (take_from(st.waiting))
-        return;
-      for (auto& kvp : st.remote_waiting)
-        if (take_from(kvp.second))
+      auto& xs = st.waiting;
+      for (auto w = xs.begin(); w != xs.end(); ++w) {
+        if (w->first.id == ref.id && w->first.attempt == ref.attempt) {
+          auto owner = std::move(w->second);
+          auto filter = st.ctx->filter_of(w->first.name);
+          xs.erase(w);
+          add_outcome(self, owner, unstarted_outcome(ref, why, filter));
+          flush(self);
           return;
+        }
+      }
     },
     [=](collect_atom) {
       for (auto& outcome : self->state.outbox->take())
@@ -293,29 +239,7 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
     },
     [=](kill_atom, const attempt_ref& ref) { kill_handler(self, ref); },
     [=](abandon_atom) { abandon_handlers(self); },
-    [=](join_atom, worker_offer& offer, worker_actor& worker) {
-      return join_worker(self, std::move(offer), std::move(worker));
-    },
-    [=](exited_atom, std::int64_t pid, std::int32_t status) {
-      for (auto& w : *self->state.workers)
-        if (w.offer.pid == pid)
-          self->send(w.port, exited_atom::value, status);
-    },
-    [=](done_atom, std::vector<task_outcome>& outcomes) {
-      for (auto& outcome : outcomes)
-        report(self, std::move(outcome));
-      flush(self);
-    },
-    [=](peers_atom, database_actor& x) {
-      for (auto& w : *self->state.workers)
-        self->send(w.port, peers_atom::value, x);
-      self->state.db = std::move(x);
-    },
-    [=](peers_atom, offer_listener_actor& x) {
-      self->state.offers_to = std::move(x);
-      if (!self->state.workers->empty())
-        report_offer(self);
-    },
+    [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
     [=](stop_atom) {
       auto& st = self->state;
       st.stopping = true;
@@ -327,7 +251,6 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
                                       cancel_reason::shutdown, nullptr));
       for (auto& ref : st.exec->take_all())
         report(self, unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
-      stop_workers(self);
       flush(self);
     },
   };

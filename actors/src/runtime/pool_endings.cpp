@@ -25,12 +25,12 @@ void fire(pool_ptr self, const attempt_ref& ref, running_attempt& x,
 
 // An owner (a channel actor) ended, a crash or a restart: nobody is left to
 // write what its attempts return. Their tokens fire (reason lost), handler
-// actors get their grace, workers are told, and what they return later
-// goes to the dead owner, that is nowhere; the ones that have not started
-// never do. Their leases lapse, and another claim runs them again.
+// actors get their grace, and what they return later goes to the dead
+// owner, that is nowhere; the ones that have not started never do. Their leases
+// lapse, and another claim runs them again.
 bool owner_down(pool_ptr self, const caf::down_msg& msg) {
   auto& st = self->state;
-  if (st.owners.erase(msg.source) == 0)
+  if (!st.owners.forget(msg.source))
     return false;
   auto orphaned = [&](const channel_actor& owner) {
     return owner.address() == msg.source;
@@ -45,20 +45,12 @@ bool owner_down(pool_ptr self, const caf::down_msg& msg) {
       continue;
     }
     ++running;
-    if (x.port)
-      self->send(x.port, cancel_atom::value, ref, cancel_reason::lost);
-    else
-      fire(self, ref, x, cancel_reason::lost);
+    fire(self, ref, x, cancel_reason::lost);
   }
   // First the waiting ones, which the freed slots would start.
-  auto drop = [&](waiting_list& xs) {
-    xs.erase(std::remove_if(xs.begin(), xs.end(),
-                            [&](auto& w) { return orphaned(w.second); }),
-             xs.end());
-  };
-  drop(st.waiting);
-  for (auto& kvp : st.remote_waiting)
-    drop(kvp.second);
+  st.waiting.erase(std::remove_if(st.waiting.begin(), st.waiting.end(),
+                                  [&](auto& w) { return orphaned(w.second); }),
+                   st.waiting.end());
   for (auto& outcome : unstarted)
     report(self, std::move(outcome));
   if (running > 0 || !unstarted.empty())
@@ -79,7 +71,7 @@ void abandon_handlers(pool_ptr self) {
   auto& st = self->state;
   std::vector<task_outcome> given_up;
   for (auto& [ref, x] : *st.running) {
-    if (x.handler || x.port)
+    if (x.handler)
       continue;
     // A pooled attempt still waiting for a thread ends as unstarted.
     if (x.pooled && st.exec->take(ref)) {

@@ -2,12 +2,12 @@
 #pragma once
 
 // The pool's state and the parts of it that run handler actors
-// (handler_actors.cpp); pool.cpp has the rest. Internal to the pool.
+// (handler_actors.cpp) and end attempts early (pool_endings.cpp); pool.cpp
+// has the rest. Internal to the pool.
 
 #include <chrono>
 #include <deque>
 #include <memory>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -18,6 +18,7 @@
 #include "cafmq/actors/detail/protocol.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/outcome_box.hpp"
+#include "runtime/owners.hpp"
 
 namespace cafmq::actors::pool_impl {
 
@@ -29,30 +30,18 @@ struct running_attempt {
   failure_filter filter;
   // A handler actor's handle; invalid for function handlers.
   handler_actor handler;
-  // The port of the worker that runs it; invalid for local handlers.
-  worker_port_actor port;
   // A handler actor's failed answer, reported when its down message tells
   // more (the exit reason).
   caf::error pending;
   // Queued in or running on the executor.
   bool pooled = false;
-  // Its task's metrics, if metrics are on; and when its handler started
-  // (not pooled: an executor thread times those).
+  // Its task's metrics; and when its handler started (not pooled: an
+  // executor thread times those).
   runtime_metrics::task_instruments* metrics = nullptr;
   std::chrono::steady_clock::time_point started;
 };
 
 using running_map = std::unordered_map<attempt_ref, running_attempt>;
-
-// A joined worker, as the pool places attempts on it.
-struct worker_entry {
-  worker_port_actor port;
-  worker_offer offer;
-  // Attempts on it now.
-  int load = 0;
-  // Attempts placed by the current message, sent in one batch by `flush`.
-  std::vector<claimed_task> batch;
-};
 
 using waiting_list = std::deque<std::pair<claimed_task, channel_actor>>;
 
@@ -65,21 +54,12 @@ struct pool_state {
   // Attempts on the scheduler (inline and actor handlers).
   int scheduled = 0;
   // Inline and actor attempts waiting for a slot.
-  std::deque<std::pair<claimed_task, channel_actor>> waiting;
+  waiting_list waiting;
   std::shared_ptr<outcome_box> outbox = std::make_shared<outcome_box>();
-  // What this message produced, sent when it is handled: one message per
-  // owner, one post to the executor.
-  std::vector<std::pair<channel_actor, std::vector<task_outcome>>> to_owners;
+  // The monitored owners, and the outcomes this message owes them.
+  actors::owners owners;
+  // What this message posts to the executor, in one post.
   std::vector<executor::job> to_executor;
-  // Joined workers; shared with the exit hook, which stops their ports.
-  std::shared_ptr<std::vector<worker_entry>> workers
-    = std::make_shared<std::vector<worker_entry>>();
-  // Attempts of names only workers run, waiting for a free worker.
-  std::unordered_map<std::string, waiting_list> remote_waiting;
-  // Told what the workers offer.
-  offer_listener_actor offers_to;
-  // The owners (channels) monitored: the first attempt of each.
-  std::set<caf::actor_addr> owners;
   bool stopping = false;
   static inline const char* name = "cafmq.pool";
 };
@@ -101,40 +81,12 @@ void report(pool_ptr self, task_outcome outcome);
 /// Sends what the current message produced.
 void flush(pool_ptr self);
 
-/// Arms the attempt's timeout, which counts from its start.
-void arm_timeout(const claimed_task& task, const channel_actor& owner);
-
 /// Spawns and monitors the handler actor of one attempt.
 void run_actor_handler(pool_ptr self, const actor_task_definition& def,
                        claimed_task task, channel_actor owner);
 
 /// A handler actor ended: if it had not answered, its attempt failed.
 void handler_down(pool_ptr self, const caf::down_msg& msg);
-
-// remote_workers.cpp: attempts on joined workers.
-
-/// True if no local handler runs `name` but a joined worker offers it.
-bool runs_remotely(pool_ptr self, const std::string& name);
-
-/// Places an attempt on the least loaded worker that offers its name, or
-/// queues it until one has room.
-void place_remotely(pool_ptr self, claimed_task task, channel_actor owner);
-
-/// Places queued attempts on workers with room.
-void pump_remote(pool_ptr self);
-
-/// A worker joins: spawns and monitors its port.
-caf::result<worker_link_actor> join_worker(pool_ptr self, worker_offer offer,
-                                           worker_actor worker);
-
-/// A port ended: forgets its worker; true if `msg` was about a port.
-bool worker_down(pool_ptr self, const caf::down_msg& msg);
-
-/// Tells the dispatcher what the workers offer now.
-void report_offer(pool_ptr self);
-
-/// The stop: gives back what waits for a worker, stops the ports.
-void stop_workers(pool_ptr self);
 
 // pool_endings.cpp: attempts that end early.
 

@@ -26,6 +26,7 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<handler_actor>("cafmq::handler_actor")
     .add_message_type<database_actor>("cafmq::database_actor")
     .add_message_type<pool_actor>("cafmq::pool_actor")
+    .add_message_type<router_actor>("cafmq::router_actor")
     .add_message_type<completer_actor>("cafmq::completer_actor")
     .add_message_type<channel_actor>("cafmq::channel_actor")
     .add_message_type<dispatcher_actor>("cafmq::dispatcher_actor")

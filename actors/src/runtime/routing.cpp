@@ -18,9 +18,9 @@ channel_entry& channel_of(dispatcher_ptr self, const std::string& key) {
   auto& entry = (*st.channels)[key];
   if (!entry.handle) {
     auto paused = st.paused.count(channel_name_of(key)) > 0;
-    entry.handle = spawn_channel(self->system(), st.ctx, key,
-                                 caf::actor_cast<dispatcher_actor>(self),
-                                 st.pool, st.completer, st.keeper, paused);
+    entry.handle = spawn_channel(
+      self->system(), st.ctx, key, caf::actor_cast<dispatcher_actor>(self),
+      st.pool, st.router, st.completer, st.keeper, paused);
     self->monitor(entry.handle);
     if (st.draining)
       self->send(entry.handle, stop_atom::value);

@@ -27,20 +27,23 @@ void collect_stats(supervisor_ptr self,
                    std::function<void(caf::expected<runner_stats>)> f) {
   auto& st = self->state;
   auto timeout = st.ctx->request_timeout();
+  // The live gauges from the dispatcher; the counters from the metrics,
+  // which export the same ones.
   self->request(st.dispatcher, timeout, stats_atom::value)
     .then(
       [=](runner_stats stats) {
-        self->request(self->state.keeper, timeout, stats_atom::value)
-          .then(
-            [=](const runner_stats& kept) mutable {
-              auto& st = self->state;
-              stats.cancels_at_renewal = kept.cancels_at_renewal;
-              stats.lost = kept.lost;
-              stats.restarts = st.last_stats.restarts;
-              st.last_stats = stats;
-              f(stats);
-            },
-            [=](caf::error& err) { f(std::move(err)); });
+        auto& st = self->state;
+        auto x = st.ctx->metrics->totals();
+        stats.claimed = x.claimed;
+        stats.completed = x.completed;
+        stats.failed = x.failed;
+        stats.released = x.released;
+        stats.claims = x.claims;
+        stats.lost = x.lost;
+        stats.cancels_at_renewal = x.cancels_at_renewal;
+        stats.restarts = x.restarts;
+        st.last_stats = stats;
+        f(stats);
       },
       [=](caf::error& err) { f(std::move(err)); });
 }
@@ -121,13 +124,15 @@ void begin_stop(supervisor_ptr self) {
           });
 }
 
-runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
-                                        runtime_parts parts) {
+supervisor_actor::behavior_type supervisor(supervisor_ptr self,
+                                           runner_config cfg,
+                                           runtime_parts parts,
+                                           face_actor face) {
   auto& st = self->state;
-  auto ctx = std::make_shared<runtime_context>(std::move(cfg));
+  st.face = std::move(face);
+  auto ctx = std::make_shared<runtime_context>(std::move(cfg), parts.metrics);
   if (parts.started)
     ctx->started = parts.started;
-  ctx->metrics = parts.metrics;
   st.ctx = std::move(ctx);
   st.parts = std::move(parts);
   if (!st.parts.make_db) {
@@ -138,7 +143,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       std::move(st.parts.startup));
     st.parts.make_db
       = [ctx = st.ctx, startup, guards = st.db_guards](
-          caf::actor_system& sys, db_role role, runtime_actor runtime) {
+          caf::actor_system& sys, db_role role, supervisor_actor runtime) {
           std::shared_ptr<queue_connection> conn;
           if (role == db_role::claim)
             conn.swap(*startup);
@@ -162,6 +167,7 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
   st.admin_db = make_db(self, db_role::admin);
   start_completer(self);
   start_pool(self);
+  start_router(self);
   start_keeper(self);
   start_dispatcher(self);
   start_maintenance(self);
@@ -193,57 +199,11 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
       });
       return rp;
     },
-    [=](cancel_atom, const uuid& id) {
-      return self->delegate(self->state.admin_db, cancel_atom::value, id);
-    },
-    [=](status_atom, const uuid& id) {
-      return self->delegate(self->state.admin_db, status_atom::value, id);
-    },
-    [=](watch_atom, const uuid& id, const watcher_actor& watcher) {
+    [=](peers_atom) {
       auto& st = self->state;
-      if (st.watches)
-        self->send(st.watches, watch_atom::value, id, watcher);
-      else
-        self->send(watcher, watch_atom::value,
-                   make_error(errc::runtime_stopped,
-                              "this runtime serves no watches (no database "
-                              "listener)"));
-    },
-    [=](pause_atom, const std::string& kind, const std::string& name) {
-      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
-                            true);
-    },
-    [=](resume_atom, const std::string& kind, const std::string& name) {
-      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
-                            false);
-    },
-    [=](pause_atom, const std::string& name) {
-      self->send(self->state.dispatcher, pause_atom::value, name, true);
-      return true;
-    },
-    [=](resume_atom, const std::string& name) {
-      self->send(self->state.dispatcher, pause_atom::value, name, false);
-      return true;
-    },
-    [=](spawn_atom, const spawn_request& req) {
-      auto& st = self->state;
-      auto rp = self->make_response_promise<spawn_reply>();
-      self
-        ->request(st.admin_db, st.ctx->request_timeout(), spawn_atom::value,
-                  req)
-        .then([=](const spawn_reply& reply) mutable { rp.deliver(reply); },
-              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
-      return rp;
-    },
-    [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
-      return self->delegate(self->state.events, subscribe_atom::value,
-                            std::move(filter), std::move(subscriber));
-    },
-    [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
-      return self->delegate(self->state.pool, join_atom::value, offer, worker);
-    },
-    [=](exited_atom, std::int64_t pid, std::int32_t status) {
-      self->send(self->state.pool, exited_atom::value, pid, status);
+      return caf::result<database_actor, dispatcher_actor, event_hub_actor,
+                         watch_service_actor, router_actor>{
+        st.admin_db, st.dispatcher, st.events, st.watches, st.router};
     },
     [=](tick_atom) {
       break_hung_connections(self);
@@ -283,10 +243,5 @@ runtime_actor::behavior_type supervisor(supervisor_ptr self, runner_config cfg,
 }
 
 } // namespace runtime_impl
-
-runtime_actor spawn_runtime(caf::actor_system& sys, runner_config cfg,
-                            runtime_parts parts) {
-  return sys.spawn(runtime_impl::supervisor, std::move(cfg), std::move(parts));
-}
 
 } // namespace cafmq::actors

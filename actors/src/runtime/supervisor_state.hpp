@@ -22,12 +22,15 @@ namespace cafmq::actors {
 struct supervisor_state {
   context_ptr ctx;
   runtime_parts parts;
+  // The runtime's public face, told where the calls go.
+  face_actor face;
   database_actor claim_db;
   database_actor write_db;
   database_actor renew_db;
   database_actor admin_db;
   completer_actor completer;
   pool_actor pool;
+  router_actor router;
   dispatcher_actor dispatcher;
   keeper_actor keeper;
   maintenance_actor maintenance;
@@ -50,22 +53,45 @@ struct supervisor_state {
   // the runtime ends.
   std::shared_ptr<std::vector<caf::actor>> children
     = std::make_shared<std::vector<caf::actor>>();
+  static inline const char* name = "cafmq.supervisor";
+};
+
+using supervisor_type
+  = caf::stateful_actor<supervisor_state, supervisor_actor::base>;
+
+// The runtime's public face (face.cpp): forwards each call to the actor
+// that serves it, as the supervisor last told it.
+struct face_state {
+  supervisor_actor supervisor;
+  caf::timespan request_timeout;
+  database_actor admin_db;
+  dispatcher_actor dispatcher;
+  event_hub_actor events;
+  watch_service_actor watches;
+  router_actor router;
   static inline const char* name = "cafmq.runtime";
 };
 
-using supervisor_actor
-  = caf::stateful_actor<supervisor_state, runtime_actor::base>;
+using face_type = caf::stateful_actor<face_state, face_actor::base>;
 
 namespace runtime_impl {
 
-using supervisor_ptr = runtime_actor::stateful_pointer<supervisor_state>;
+using supervisor_ptr = supervisor_actor::stateful_pointer<supervisor_state>;
 
-runtime_actor me(supervisor_ptr self);
+supervisor_actor me(supervisor_ptr self);
+
+/// The restart policy's behavior (supervisor.cpp); it tells `face` where
+/// the calls go.
+supervisor_actor::behavior_type supervisor(supervisor_ptr self,
+                                           runner_config cfg,
+                                           runtime_parts parts,
+                                           face_actor face);
 
 // children.cpp: starting the children, restarting them, the watchdog.
 database_actor make_db(supervisor_ptr self, db_role role);
 void start_completer(supervisor_ptr self);
 void start_pool(supervisor_ptr self);
+void start_router(supervisor_ptr self);
 void start_dispatcher(supervisor_ptr self);
 void start_keeper(supervisor_ptr self);
 void start_maintenance(supervisor_ptr self);
@@ -76,6 +102,8 @@ void start_event_hub(supervisor_ptr self);
 bool may_restart(supervisor_ptr self);
 void child_down(supervisor_ptr self, const caf::down_msg& msg);
 void break_hung_connections(supervisor_ptr self);
+/// Tells the face the handles that serve its calls.
+void tell_face(supervisor_ptr self);
 
 // supervisor.cpp: the graceful stop.
 void begin_stop(supervisor_ptr self);

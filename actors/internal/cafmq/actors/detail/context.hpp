@@ -21,8 +21,9 @@ class started_attempts;
 /// What every actor of one runtime reads (see the top of this header).
 struct runtime_context {
   /// Keeps `x`, makes the logger from its log options and indexes its actor
-  /// tasks by name.
-  explicit runtime_context(runner_config x);
+  /// tasks by name; counts in `metrics` (its own if null).
+  explicit runtime_context(runner_config x,
+                           std::shared_ptr<runtime_metrics> metrics = nullptr);
 
   /// The runner's options, after `spawn_runner` checked them.
   runner_config cfg;
@@ -35,7 +36,8 @@ struct runtime_context {
   /// The attempts whose handlers started here (or on a joined worker), which
   /// the listener records for takeover (started_attempts.hpp).
   std::shared_ptr<started_attempts> started;
-  /// This runtime's metrics; null while cfg.metrics_listen is empty.
+  /// This runtime's counters (runner_stats reads them), served when
+  /// cfg.metrics_listen is set.
   std::shared_ptr<runtime_metrics> metrics;
 
   /// The failure filter of a task: its own, or the runner's.
@@ -43,6 +45,11 @@ struct runtime_context {
 
   /// The definition of an actor task, or nullptr.
   const actor_task_definition* actor_task(const std::string& name) const;
+
+  /// True if a handler of `name` (a function or an actor task) runs in this
+  /// process: the pool runs its attempts, else the router places them on
+  /// joined workers.
+  bool runs_here(const std::string& name) const;
 
   /// How long a request between the runtime's actors may take.
   caf::timespan request_timeout() const;

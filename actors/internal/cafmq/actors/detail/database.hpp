@@ -61,7 +61,7 @@ using guard_ptr = std::shared_ptr<connection_guard>;
 database_actor spawn_database(caf::actor_system& sys, context_ptr ctx,
                               std::string name,
                               std::shared_ptr<queue_connection> conn,
-                              guard_ptr guard, runtime_actor runtime);
+                              guard_ptr guard, supervisor_actor runtime);
 
 /// The connection options of a runtime connection named `role`.
 connection_options connection_for(const runner_config& cfg,

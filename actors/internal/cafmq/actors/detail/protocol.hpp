@@ -2,7 +2,7 @@
 #pragma once
 
 // The runtime's internal protocol: the atoms and interfaces of its own
-// actors (database, pool, completer, channels, dispatcher, keeper,
+// actors (database, pool, router, completer, channels, dispatcher, keeper,
 // maintenance, listener, event hub, worker ports). Not installed; the public
 // part, which every interface here builds on, is cafmq/actors/protocol.hpp.
 
@@ -83,38 +83,46 @@ using event_hub_actor = event_actor::extend<
   caf::replies_to<subscribe_atom, event_filter, event_actor>::with<bool>,
   caf::reacts_to<hold_atom, uuid>, caf::reacts_to<abandon_atom, uuid>>;
 
-/// The runner's side of one joined worker: spawned by the pool, it owns the
+/// The runner's side of one joined worker: spawned by the router, it owns the
 /// attempts sent to the worker, monitors the worker actor and fences
 /// everything it sends back by (id, attempt). The worker sees its
 /// worker_link_actor part.
 using worker_port_actor = worker_link_actor::extend<
-  // pool: run these on the worker.
+  // router: run these on the worker.
   caf::reacts_to<run_atom, std::vector<claimed_task>>,
-  // pool: cancel an attempt the worker holds.
+  // router: cancel an attempt the worker holds.
   caf::reacts_to<cancel_atom, attempt_ref, cancel_reason>,
-  // pool: a new write database.
+  // router: a new write database.
   caf::reacts_to<peers_atom, database_actor>,
-  // pool: the worker's process ended with this wait status (isolation).
+  // router: the worker's process ended with this wait status (isolation).
   caf::reacts_to<exited_atom, std::int32_t>,
   // own timer: the worker's process left without a status; fail its
   // attempts anyway.
   caf::reacts_to<lost_atom>,
-  // pool: the runtime stops.
+  // router: the runtime stops.
   caf::reacts_to<stop_atom>>;
 
 /// Learns which task names joined workers offer and their total capacity:
-/// the dispatcher as the pool sees it (declared apart because the
-/// dispatcher's interface names the pool's).
+/// the dispatcher as the router sees it (declared apart because the
+/// dispatcher's interface names the router's).
 using offer_listener_actor = caf::typed_actor<
   caf::reacts_to<offer_atom, std::vector<std::string>, std::int32_t>>;
 
-/// Executes attempts and reports each outcome to its owner: the channel
-/// actor that sent them.
-using pool_actor = caf::typed_actor<
+/// Runs attempts for their owners, the channel actors that send them, and
+/// reports each outcome to its owner; monitors each owner, and drops what
+/// a dead owner's attempts return. A channel sends an attempt to the pool
+/// if a handler of its name runs here, else to the router.
+using attempt_runner_actor = caf::typed_actor<
   // owner: run these (they passed the channel's rules).
   caf::reacts_to<run_atom, std::vector<claimed_task>>,
   // owner: fire the attempt's token, or end it if it has not started.
   caf::reacts_to<cancel_atom, attempt_ref, cancel_reason>,
+  // dispatcher: the runtime stops; give back what has not started.
+  caf::reacts_to<stop_atom>>;
+
+/// Runs attempts here: function handlers on the executor, non-blocking
+/// and actor handlers on the scheduler.
+using pool_actor = attempt_runner_actor::extend<
   // executor threads: outcomes wait in the shared box.
   caf::reacts_to<collect_atom>,
   // an inline job (non-blocking handler) ended.
@@ -125,6 +133,11 @@ using pool_actor = caf::typed_actor<
   // no longer waited for, and their attempts are handed back.
   caf::reacts_to<abandon_atom>,
   // runtime: a new write database (checkpoints and keep-alives).
+  caf::reacts_to<peers_atom, database_actor>>;
+
+/// Places attempts on joined workers (worker nodes, worker processes).
+using router_actor = attempt_runner_actor::extend<
+  // runtime: a new write database (the workers' checkpoints).
   caf::reacts_to<peers_atom, database_actor>,
   // runtime: the dispatcher, told what joined workers offer (at start and
   // after a restart of either).
@@ -135,9 +148,7 @@ using pool_actor = caf::typed_actor<
   // a worker port: attempts on its worker ended.
   caf::reacts_to<done_atom, std::vector<task_outcome>>,
   // runtime: the worker process with this pid ended (wait status).
-  caf::reacts_to<exited_atom, std::int64_t, std::int32_t>,
-  // the runtime stops: give back what waits for a thread.
-  caf::reacts_to<stop_atom>>;
+  caf::reacts_to<exited_atom, std::int64_t, std::int32_t>>;
 
 /// Writes outcomes in batches (group commit) and tells each owner (the
 /// channel actor that sent them) once they are in the database.
@@ -166,15 +177,16 @@ using channel_actor = caf::typed_actor<
   caf::reacts_to<cancel_atom, uuid, cancel_reason>,
   // timer or executor: an attempt reached its timeout or deadline.
   caf::reacts_to<deadline_atom, attempt_ref, cancel_reason>,
-  // pool: handlers ended.
+  // pool or router: handlers ended.
   caf::reacts_to<done_atom, std::vector<task_outcome>>,
   // completer: these outcomes are in the database.
   caf::reacts_to<written_atom, std::vector<attempt_ref>>,
   // keeper: attempts no longer owned.
   caf::reacts_to<lost_atom, std::vector<attempt_ref>>,
-  // dispatcher: the pool, completer or keeper was restarted (a new keeper
-  // hears every attempt the channel holds).
+  // dispatcher: the pool, router, completer or keeper was restarted (a new
+  // keeper hears every attempt the channel holds).
   caf::reacts_to<peers_atom, pool_actor>,
+  caf::reacts_to<peers_atom, router_actor>,
   caf::reacts_to<peers_atom, completer_actor>,
   caf::reacts_to<peers_atom, lease_keeper_actor>,
   // dispatcher: pause (true) or resume (false) starting attempts.
@@ -204,12 +216,14 @@ using dispatcher_actor = caf::typed_actor<
   // the channel actors that live now.
   caf::replies_to<channels_atom>::with<std::vector<channel_actor>>,
   caf::reacts_to<pause_atom, std::string, bool>,
-  // runtime: a restarted sibling (claim database, pool, completer, keeper).
+  // runtime: a restarted sibling (claim database, pool, router, completer,
+  // keeper).
   caf::reacts_to<peers_atom, database_actor>,
   caf::reacts_to<peers_atom, pool_actor>,
+  caf::reacts_to<peers_atom, router_actor>,
   caf::reacts_to<peers_atom, completer_actor>,
   caf::reacts_to<peers_atom, lease_keeper_actor>,
-  // pool: the task names that joined workers offer, and their capacity
+  // router: the task names that joined workers offer, and their capacity
   // (claimed beyond max_concurrency).
   caf::reacts_to<offer_atom, std::vector<std::string>, std::int32_t>,
   // runtime: stop claiming, give back what has not started; answers when
@@ -223,9 +237,7 @@ using dispatcher_actor = caf::typed_actor<
 /// per interval.
 using keeper_actor
   = lease_keeper_actor::extend<caf::reacts_to<tick_atom>,
-                               caf::reacts_to<peers_atom, database_actor>,
-                               // its counters: cancels_at_renewal and lost.
-                               caf::replies_to<stats_atom>::with<runner_stats>>;
+                               caf::reacts_to<peers_atom, database_actor>>;
 
 /// Prunes finished tasks and expires reservations; fires due schedules.
 using maintenance_actor
@@ -251,5 +263,33 @@ using session_actor
 using listener_actor
   = caf::typed_actor<caf::reacts_to<poll_atom>,
                      caf::reacts_to<peers_atom, dispatcher_actor>>;
+
+/// The restart policy of one runtime (see supervisor.hpp): what the
+/// runtime's face asks it, and what its own actors tell it.
+using supervisor_actor = caf::typed_actor<
+  // face: the graceful stop; the counters.
+  caf::replies_to<stop_atom>::with<bool>,
+  caf::replies_to<stats_atom>::with<runner_stats>,
+  // own timers: the watchdog over database calls; the shutdown timeout.
+  caf::reacts_to<tick_atom>, caf::reacts_to<abandon_atom>,
+  // the dispatcher restarted a crashed channel actor.
+  caf::reacts_to<restart_atom, std::string>,
+  // a database actor lost its connection (true) or got it back (false).
+  caf::reacts_to<lost_atom, bool>,
+  // face, once: the actors that serve its calls, when they have started
+  // (later restarts are told to it: see face_actor).
+  caf::replies_to<peers_atom>::with<database_actor, dispatcher_actor,
+                                    event_hub_actor, watch_service_actor,
+                                    router_actor>>;
+
+/// The runtime's face (runtime_actor) as its supervisor sees it: told where
+/// the calls go, at the start and after each restart.
+using face_actor = runtime_actor::extend<
+  // the admin database: cancel, status, pause, spawn.
+  caf::reacts_to<peers_atom, database_actor>,
+  caf::reacts_to<peers_atom, dispatcher_actor>,
+  caf::reacts_to<peers_atom, event_hub_actor>,
+  caf::reacts_to<peers_atom, watch_service_actor>,
+  caf::reacts_to<peers_atom, router_actor>>;
 
 } // namespace cafmq::actors

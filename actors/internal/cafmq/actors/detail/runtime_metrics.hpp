@@ -3,13 +3,15 @@
 
 // One runtime's own metrics: counters and histograms per task name that
 // the actors update as attempts pass them (the dispatcher counts claims and
-// pickup latency, the pool times handlers, channel actors count outcomes
-// once written), the connections gauge, and gauges sampled from the
-// runtime when scraped (held, running, channel actors, lost leases). The
-// actors reach it through runtime_context::metrics, null while metrics
-// are off: then each hook costs one branch. Thread-safe; an update is an
-// atomic add (a histogram's takes its own uncontended mutex). No CAF and no
-// prometheus-cpp headers here.
+// pickup latency, the pool and the router time handlers, channel actors
+// count outcomes once written), the runtime's own counters (claim
+// statements, leases lost, cancels found at renewal, restarts), the
+// connections gauge, and gauges sampled from the runtime when scraped
+// (held, running, channel actors). Every runtime has one
+// (runtime_context::metrics), served or not: runner_stats reads its totals
+// from these same counters (`totals`), so the two never disagree.
+// Thread-safe; an update is an atomic add (a histogram's takes its own
+// uncontended mutex). No CAF and no prometheus-cpp headers here.
 
 #include <chrono>
 #include <cstdint>
@@ -33,12 +35,21 @@ struct runtime_sample {
   std::int64_t running = 0;
   /// Channel actors alive.
   std::int64_t channels = 0;
-  /// Attempts this runner lost (lease renewal no longer owned them).
-  std::int64_t lost = 0;
-  /// Restarts of the runtime's actors by its supervisor.
-  std::int64_t restarts = 0;
   /// Handler slots: at most this many handlers run at once.
   std::int64_t slots = 0;
+};
+
+/// The counters' sums over every task name, as runner_stats reports them.
+struct runtime_totals {
+  std::int64_t claimed = 0;
+  std::int64_t completed = 0;
+  /// Failed, retried and cancelled.
+  std::int64_t failed = 0;
+  std::int64_t released = 0;
+  std::int64_t claims = 0;
+  std::int64_t lost = 0;
+  std::int64_t cancels_at_renewal = 0;
+  std::int64_t restarts = 0;
 };
 
 /// One runtime's metrics (see the top of this header).
@@ -74,6 +85,21 @@ public:
 
   /// An attempt's outcome is written.
   void ended(task_instruments& task, ending how);
+
+  /// A claim statement returned (empty or not).
+  void claim_returned();
+
+  /// Lease renewals found `n` attempts no longer this runner's.
+  void leases_lost(std::int64_t n);
+
+  /// Lease renewals found `n` attempts whose tasks were cancelled.
+  void cancels_at_renewal(std::int64_t n);
+
+  /// The supervisor restarted an actor.
+  void restarted();
+
+  /// The counters, summed over every task name.
+  runtime_totals totals() const;
 
   /// A database connection opened or closed (the connections gauge).
   void connection_opened();

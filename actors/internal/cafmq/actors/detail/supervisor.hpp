@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
-// The supervisor is the runtime actor: the public face of one runtime
-// (stop, stats, cancel, status, watch, pause and resume, spawn by name
-// through the admin database, subscribe to events) and the owner of its
-// children, which it starts, monitors and restarts OTP-style:
+// A runtime is two actors. Its face (runtime_actor, face.cpp) is what
+// applications and nodes hold: it forwards each call (cancel, status,
+// watch, pause and resume, spawn by name, subscribe, join) to the actor
+// that serves it, and the stop and the counters to the supervisor. The
+// supervisor is the restart policy: it owns the runtime's children, which
+// it starts, monitors and restarts OTP-style:
 //   the claim, write, renew and admin databases (db_role) -> completer,
-//   pool, keeper (renew) -> dispatcher (which owns the channel actors,
-//   which tell the keeper what they hold), maintenance (admin), listener,
-//   watch service, event hub.
-// A crashed child is started again and the siblings that talk to it get its
-// new handle (peers_atom). More than max_restarts restarts (channel actors
-// included) within restart_period stop the runtime gracefully. It owns the
+//   pool, router, keeper (renew) -> dispatcher (which owns the channel
+//   actors, which tell the keeper what they hold), maintenance (admin),
+//   listener, session, watch service, event hub.
+// A crashed child is started again and the siblings that talk to it, and
+// the face, get its new handle (peers_atom). More than max_restarts
+// restarts (channel actors included) within restart_period stop the
+// runtime gracefully. It owns the
 // database-loss policy: reconnect (the database actors reconnect on their
 // next call, with the callers' backoff) or shutdown (running handlers are
 // cancelled and the runtime stops; their tasks return when their leases
@@ -26,8 +29,9 @@
 // killed and function handlers still running are abandoned (the pool hands
 // their attempts back and drops what they return later); the reserve
 // writes the last outcomes, then the runtime quits. Its answer to
-// (stop_atom) comes after that.
-// Takes: see runtime_actor in cafmq/actors/protocol.hpp.
+// (stop_atom) comes after that, and the face ends with it.
+// Takes: see runtime_actor in cafmq/actors/protocol.hpp (the face) and
+// supervisor_actor in detail/protocol.hpp.
 
 #include <functional>
 #include <memory>
@@ -70,7 +74,7 @@ struct runtime_parts {
   /// actor on cfg.database_url; the first claim database takes over
   /// `startup`.
   std::function<database_actor(caf::actor_system&, db_role,
-                               runtime_actor runtime)>
+                               supervisor_actor supervisor)>
     make_db;
   /// An open connection for the first claim database.
   std::shared_ptr<queue_connection> startup;
@@ -89,7 +93,8 @@ struct runtime_parts {
   std::shared_ptr<runtime_metrics> metrics;
 };
 
-/// Spawns a runtime. `cfg` must be checked (see spawn_runner).
+/// Spawns a runtime (its face, which spawns the supervisor). `cfg` must be
+/// checked (see spawn_runner).
 runtime_actor spawn_runtime(caf::actor_system& sys, runner_config cfg,
                             runtime_parts parts);
 

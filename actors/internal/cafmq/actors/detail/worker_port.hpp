@@ -2,8 +2,8 @@
 #pragma once
 
 // The runner's side of one joined worker (a remote worker node, or a local
-// worker process). Spawned by the pool on join, it holds the attempts the
-// pool placed on its worker: it forwards them in one message per batch,
+// worker process). Spawned by the router on join, it holds the attempts
+// the router placed on its worker: it forwards them in one message per batch,
 // forwards their cancels, and accepts the worker's outcomes, checkpoints
 // and keep-alives only for attempts it holds (fencing by id and attempt: a
 // late answer about an attempt it no longer holds changes nothing).
@@ -23,10 +23,10 @@
 namespace cafmq::actors {
 
 /// Spawns the port of `worker`, which joined with `offer`; outcomes go to
-/// `pool`, checkpoints and keep-alives to `db`.
+/// `router`, checkpoints and keep-alives to `db`.
 worker_port_actor spawn_worker_port(caf::actor_system& sys, context_ptr ctx,
                                     worker_offer offer, worker_actor worker,
-                                    pool_actor pool, database_actor db);
+                                    router_actor router, database_actor db);
 
 /// What a wait status (from waitpid) means, for the attempts' last error.
 std::string describe_wait_status(std::int32_t status);

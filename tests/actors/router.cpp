@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#define CAF_SUITE pool_workers
+#define CAF_SUITE router
 #include <caf/test/dsl.hpp>
 
 #include <csignal>
 
-#include "cafmq/actors/detail/pool.hpp"
+#include "cafmq/actors/detail/router.hpp"
 #include "support/stand_ins.hpp"
 
 using namespace caf;
@@ -15,13 +15,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The pool with joined workers (stand-ins) that offer "remote", a name no
+// The router with joined workers (stand-ins) that offer "remote", a name no
 // local handler runs.
-struct pool_workers_fixture : unit_fixture {
-  pool_workers_fixture() {
-    exec = std::make_shared<executor>(0);
-    pool = keep(spawn_pool(sys, context(), exec, db));
-    anon_send(pool, peers_atom::value, offer_listener_actor{dispatcher});
+struct router_fixture : unit_fixture {
+  router_fixture() {
+    router = keep(spawn_router(sys, context(), db));
+    anon_send(router, peers_atom::value, offer_listener_actor{dispatcher});
     sched.run();
   }
 
@@ -31,7 +30,7 @@ struct pool_workers_fixture : unit_fixture {
        std::vector<std::string> names = {"remote"}, std::int64_t pid = 0) {
     auto worker = stand_in(stand_in_worker);
     worker_offer offer{std::move(node), std::move(names), capacity, pid};
-    self->send(pool, join_atom::value, offer, worker);
+    self->send(router, join_atom::value, offer, worker);
     sched.run();
     return {worker, answer<worker_link_actor>()};
   }
@@ -40,7 +39,7 @@ struct pool_workers_fixture : unit_fixture {
     std::vector<claimed_task> xs;
     for (auto& name : names)
       xs.push_back(make_task(name));
-    send_as(owner, pool, run_atom::value, xs);
+    send_as(owner, router, run_atom::value, xs);
     sched.run();
     return xs;
   }
@@ -64,14 +63,14 @@ struct pool_workers_fixture : unit_fixture {
   database_actor db = stand_in_db(db_seen);
   channel_actor owner = stand_in(stand_in_channel);
   dispatcher_actor dispatcher = stand_in(stand_in_dispatcher);
-  pool_actor pool;
+  router_actor router;
 };
 
 using names = std::vector<std::string>;
 
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(pool_workers_tests, pool_workers_fixture)
+CAF_TEST_FIXTURE_SCOPE(router_tests, router_fixture)
 
 CAF_TEST(the dispatcher learns what joined workers offer) {
   CAF_CHECK(offers().empty());
@@ -87,13 +86,13 @@ CAF_TEST(the dispatcher learns what joined workers offer) {
   CAF_CHECK_EQUAL(offers()[2].second, 2);
   // A restarted dispatcher learns it again.
   auto next = stand_in(stand_in_dispatcher);
-  anon_send(pool, peers_atom::value, offer_listener_actor{next});
+  anon_send(router, peers_atom::value, offer_listener_actor{next});
   sched.run();
   auto& told = deref<dispatcher_stand_in>(next).state.offers;
   CAF_REQUIRE_EQUAL(told.size(), 1u);
   CAF_CHECK_EQUAL(told[0].first, names({"remote"}));
   // A worker offering only names this runner runs itself adds nothing: the
-  // pool never sends them to it.
+  // router never sends them to it.
   auto [w3, p3] = join("w3", 4, {"ok"});
   CAF_REQUIRE_EQUAL(told.size(), 2u);
   CAF_CHECK_EQUAL(told[1].first, names({"remote"}));
@@ -104,10 +103,12 @@ CAF_TEST(the end of a worker process reaches the port of its pid only) {
   auto [w1, p1] = join("w1", 1, {"remote"}, 101);
   auto [w2, p2] = join("w2", 1, {"remote"}, 102);
   auto xs = run({"remote", "remote"});
-  anon_send(pool, exited_atom::value, std::int64_t{999}, std::int32_t{SIGABRT});
+  anon_send(router, exited_atom::value, std::int64_t{999},
+            std::int32_t{SIGABRT});
   sched.run();
   CAF_CHECK(owner_done().empty());
-  anon_send(pool, exited_atom::value, std::int64_t{102}, std::int32_t{SIGABRT});
+  anon_send(router, exited_atom::value, std::int64_t{102},
+            std::int32_t{SIGABRT});
   sched.run();
   auto done = owner_done();
   CAF_REQUIRE_EQUAL(done.size(), 1u);
@@ -119,9 +120,9 @@ CAF_TEST(the end of a worker process reaches the port of its pid only) {
 
 CAF_TEST(a worker without capacity or names cannot join) {
   auto worker = stand_in(stand_in_worker);
-  self->send(pool, join_atom::value, worker_offer{"w", {"remote"}, 0, 0},
+  self->send(router, join_atom::value, worker_offer{"w", {"remote"}, 0, 0},
              worker);
-  self->send(pool, join_atom::value, worker_offer{"w", {}, 2, 0}, worker);
+  self->send(router, join_atom::value, worker_offer{"w", {}, 2, 0}, worker);
   sched.run();
   auto e1 = answer<error>();
   auto e2 = answer<error>();
@@ -132,6 +133,7 @@ CAF_TEST(a worker without capacity or names cannot join) {
 }
 
 CAF_TEST(attempts go to the least loaded worker in one batch each) {
+  std::vector<task_outcome> done;
   auto [w1, p1] = join("w1", 2);
   auto [w2, p2] = join("w2", 2);
   auto xs = run({"remote", "remote", "remote"});
@@ -141,10 +143,14 @@ CAF_TEST(attempts go to the least loaded worker in one batch each) {
   CAF_REQUIRE_EQUAL(r2.size(), 1u);
   CAF_CHECK_EQUAL(refs_of(r1[0]), refs({ref_of(xs[0]), ref_of(xs[2])}));
   CAF_CHECK_EQUAL(refs_of(r2[0]), refs({ref_of(xs[1])}));
-  // Local names still run locally.
-  run({"ok"});
-  CAF_CHECK_EQUAL(exec->queued(), 1u);
+  // A name this process runs itself never goes to a worker (the channel
+  // sends it to the pool): it goes back to the queue.
+  auto ys = run({"ok"});
   CAF_CHECK_EQUAL(seen(w1).runs.size(), 1u);
+  done = owner_done();
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(done[0].ref, ref_of(ys[0]));
+  CAF_CHECK_EQUAL(done[0].kind, task_outcome::released);
 }
 
 CAF_TEST(attempts wait while every worker is full) {
@@ -168,13 +174,13 @@ CAF_TEST(attempts wait while every worker is full) {
 CAF_TEST(a cancel of an attempt on a worker reaches the worker) {
   auto [w1, p1] = join("w1", 1);
   auto xs = run({"remote", "remote"});
-  send_as(owner, pool, cancel_atom::value, ref_of(xs[0]),
+  send_as(owner, router, cancel_atom::value, ref_of(xs[0]),
           cancel_reason::cancelled);
   sched.run();
   CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 1u);
   CAF_CHECK_EQUAL(seen(w1).cancels[0].first, ref_of(xs[0]));
   // The waiting one ends without running.
-  send_as(owner, pool, cancel_atom::value, ref_of(xs[1]),
+  send_as(owner, router, cancel_atom::value, ref_of(xs[1]),
           cancel_reason::cancelled);
   sched.run();
   auto done = owner_done();
@@ -210,7 +216,7 @@ CAF_TEST(a lost worker fails what it ran and gives back what waited) {
 CAF_TEST(a stop gives back what waits and stops the ports) {
   auto [w1, p1] = join("w1", 1);
   auto xs = run({"remote", "remote"});
-  anon_send(pool, stop_atom::value);
+  anon_send(router, stop_atom::value);
   sched.run();
   auto done = owner_done();
   CAF_REQUIRE_EQUAL(done.size(), 1u);
@@ -223,6 +229,28 @@ CAF_TEST(a stop gives back what waits and stops the ports) {
   sched.run();
   CAF_CHECK_EQUAL(owner_done().size(), 2u);
   CAF_CHECK_EQUAL(seen(w1).stops, 1);
+}
+
+CAF_TEST(an owner that ends has its attempts cancelled and their ends dropped) {
+  auto [w1, p1] = join("w1", 1);
+  auto xs = run({"remote", "remote"});
+  CAF_REQUIRE_EQUAL(seen(w1).runs.size(), 1u);
+  anon_send_exit(owner, exit_reason::kill);
+  sched.run();
+  CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 1u);
+  CAF_CHECK_EQUAL(seen(w1).cancels[0].first, ref_of(xs[0]));
+  CAF_CHECK_EQUAL(seen(w1).cancels[0].second, cancel_reason::lost);
+  // The worker's answer frees its slot; the waiting attempt of the dead
+  // owner never starts.
+  send_as(w1, p1, done_atom::value,
+          std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
+  sched.run();
+  CAF_CHECK_EQUAL(seen(w1).runs.size(), 1u);
+  // A new owner's attempt takes the free slot.
+  owner = stand_in(stand_in_channel);
+  auto ys = run({"remote"});
+  CAF_REQUIRE_EQUAL(seen(w1).runs.size(), 2u);
+  CAF_CHECK_EQUAL(refs_of(seen(w1).runs[1]), refs({ref_of(ys[0])}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "cafmq/actors/detail/router.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <set>
+#include <unordered_map>
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/detail/worker_port.hpp"
+#include "cafmq/error.hpp"
+#include "runtime/attempt.hpp"
+#include "runtime/owners.hpp"
+#include "runtime/started_attempts.hpp"
+
+namespace cafmq::actors {
+
+namespace router_impl {
+
+// An attempt placed on a worker.
+struct placed_attempt {
+  channel_actor owner;
+  worker_port_actor port;
+  // Its task's metrics, and when it was placed.
+  runtime_metrics::task_instruments* metrics = nullptr;
+  std::chrono::steady_clock::time_point started;
+};
+
+// A joined worker, as the router places attempts on it.
+struct worker_entry {
+  worker_port_actor port;
+  worker_offer offer;
+  // Attempts on it now.
+  int load = 0;
+  // Attempts placed by the current message, sent in one batch by `flush`.
+  std::vector<claimed_task> batch;
+};
+
+using waiting_list = std::deque<std::pair<claimed_task, channel_actor>>;
+
+struct router_state {
+  context_ptr ctx;
+  database_actor db;
+  std::unordered_map<attempt_ref, placed_attempt> placed;
+  // Shared with the exit hook, which stops the ports however we end.
+  std::shared_ptr<std::vector<worker_entry>> workers
+    = std::make_shared<std::vector<worker_entry>>();
+  // Attempts waiting for a free worker, by task name.
+  std::unordered_map<std::string, waiting_list> waiting;
+  // Told what the workers offer.
+  offer_listener_actor offers_to;
+  actors::owners owners;
+  bool stopping = false;
+  static inline const char* name = "cafmq.router";
+};
+
+using router_ptr = router_actor::stateful_pointer<router_state>;
+
+bool offers(const worker_entry& w, const std::string& name) {
+  auto& names = w.offer.names;
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// True if no handler here runs `name` but a joined worker offers it.
+bool runs_remotely(const router_state& st, const std::string& name) {
+  if (st.ctx->runs_here(name))
+    return false;
+  return std::any_of(st.workers->begin(), st.workers->end(),
+                     [&](auto& w) { return offers(w, name); });
+}
+
+// The least loaded worker with room that offers `name`, or nullptr.
+worker_entry* free_worker(router_ptr self, const std::string& name) {
+  worker_entry* result = nullptr;
+  for (auto& w : *self->state.workers)
+    if (w.load < w.offer.capacity && offers(w, name)
+        && (result == nullptr || w.load < result->load))
+      result = &w;
+  return result;
+}
+
+void give_back(router_ptr self, const channel_actor& owner,
+               const claimed_task& task) {
+  self->state.owners.add(owner,
+                         unstarted_outcome({task.id, task.attempt},
+                                           cancel_reason::shutdown, nullptr));
+}
+
+void send_to(router_ptr self, worker_entry& w, claimed_task task,
+             channel_actor owner) {
+  auto& st = self->state;
+  st.ctx->started->add(task.id, task.attempt);
+  auto& x = st.placed[attempt_ref{task.id, task.attempt}];
+  x = placed_attempt{};
+  x.owner = owner;
+  x.port = w.port;
+  x.metrics = &st.ctx->metrics->of(task.name);
+  x.started = std::chrono::steady_clock::now();
+  ++w.load;
+  arm_timeout(task, owner);
+  w.batch.push_back(std::move(task));
+}
+
+// Places an attempt on the least loaded worker that offers its name, or
+// queues it until one has room; gives it back if none offers it.
+void place(router_ptr self, claimed_task task, channel_actor owner) {
+  auto& st = self->state;
+  if (st.stopping || !runs_remotely(st, task.name)) {
+    give_back(self, owner, task);
+    return;
+  }
+  auto& waiting = st.waiting[task.name];
+  auto w = waiting.empty() ? free_worker(self, task.name) : nullptr;
+  if (w == nullptr) {
+    waiting.emplace_back(std::move(task), std::move(owner));
+    return;
+  }
+  send_to(self, *w, std::move(task), std::move(owner));
+}
+
+// Places queued attempts on workers with room.
+void pump(router_ptr self) {
+  auto& st = self->state;
+  for (auto i = st.waiting.begin(); i != st.waiting.end();) {
+    auto& waiting = i->second;
+    while (!waiting.empty()) {
+      auto w = free_worker(self, i->first);
+      if (w == nullptr)
+        break;
+      auto next = std::move(waiting.front());
+      waiting.pop_front();
+      send_to(self, *w, std::move(next.first), std::move(next.second));
+    }
+    if (waiting.empty())
+      i = st.waiting.erase(i);
+    else
+      ++i;
+  }
+}
+
+// Sends what the current message produced: one batch per worker, one
+// message per owner.
+void flush(router_ptr self) {
+  auto& st = self->state;
+  for (auto& w : *st.workers) {
+    if (!w.batch.empty()) {
+      self->send(w.port, run_atom::value, std::move(w.batch));
+      w.batch.clear();
+    }
+  }
+  st.owners.send(self);
+}
+
+// Reports an ended attempt once; later reports of it are ignored.
+void report(router_ptr self, task_outcome outcome) {
+  auto& st = self->state;
+  auto i = st.placed.find(outcome.ref);
+  if (i == st.placed.end())
+    return;
+  auto x = std::move(i->second);
+  st.placed.erase(i);
+  st.ctx->started->remove(outcome.ref.id);
+  if (x.metrics != nullptr)
+    st.ctx->metrics->ran(*x.metrics,
+                         std::chrono::steady_clock::now() - x.started);
+  st.owners.add(x.owner, std::move(outcome));
+  for (auto& w : *st.workers)
+    if (w.port == x.port)
+      --w.load;
+  pump(self);
+}
+
+// Gives back the waiting attempts of names no worker offers any more.
+void give_back_unoffered(router_ptr self) {
+  auto& st = self->state;
+  for (auto i = st.waiting.begin(); i != st.waiting.end();) {
+    if (runs_remotely(st, i->first)) {
+      ++i;
+      continue;
+    }
+    for (auto& [task, owner] : i->second)
+      give_back(self, owner, task);
+    i = st.waiting.erase(i);
+  }
+}
+
+// Tells the dispatcher what the workers offer now.
+void report_offer(router_ptr self) {
+  auto& st = self->state;
+  if (!st.offers_to)
+    return;
+  // Names this runner runs itself never go to a worker (the channels send
+  // them to the pool): a worker adds capacity only for the others.
+  std::set<std::string> names;
+  std::int32_t capacity = 0;
+  for (auto& w : *st.workers) {
+    bool serves = false;
+    for (auto& name : w.offer.names)
+      if (!st.ctx->runs_here(name)) {
+        names.insert(name);
+        serves = true;
+      }
+    if (serves)
+      capacity += w.offer.capacity;
+  }
+  self->send(st.offers_to, offer_atom::value,
+             std::vector<std::string>{names.begin(), names.end()}, capacity);
+}
+
+std::string invalid_offer(const worker_offer& offer) {
+  if (offer.capacity <= 0)
+    return "capacity must be positive, got " + std::to_string(offer.capacity);
+  if (offer.names.empty())
+    return "it offers no task names";
+  for (auto& name : offer.names)
+    if (name.empty())
+      return "it offers an empty task name";
+  return {};
+}
+
+// A worker joins: spawns and monitors its port.
+caf::result<worker_link_actor> join_worker(router_ptr self, worker_offer offer,
+                                           worker_actor worker) {
+  auto& st = self->state;
+  if (st.stopping)
+    return make_error(errc::invalid_argument,
+                      "the runtime is stopping: no worker may join");
+  if (!worker)
+    return make_error(errc::invalid_argument,
+                      "worker " + offer.node + " sent no worker actor");
+  if (auto why = invalid_offer(offer); !why.empty())
+    return make_error(errc::invalid_argument,
+                      "worker " + offer.node + " cannot join: " + why);
+  auto port
+    = spawn_worker_port(self->system(), st.ctx, offer, std::move(worker),
+                        caf::actor_cast<router_actor>(self), st.db);
+  self->monitor(port);
+  std::string names;
+  for (auto& name : offer.names)
+    names += (names.empty() ? "" : ",") + name;
+  st.ctx->log(
+    log_level::info, "worker joined",
+    {{"worker", offer.node}, {"names", names}, {"capacity", offer.capacity}});
+  st.workers->push_back(worker_entry{port, std::move(offer), 0, {}});
+  report_offer(self);
+  pump(self);
+  flush(self);
+  // The worker sees the part of the port it reports to.
+  return worker_link_actor{port};
+}
+
+// A port ended: forgets its worker; false if `msg` was not about a port.
+bool worker_down(router_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  auto& ws = *st.workers;
+  auto i = std::find_if(ws.begin(), ws.end(), [&](auto& w) {
+    return w.port.address() == msg.source;
+  });
+  if (i == ws.end())
+    return false;
+  auto port = i->port;
+  auto node = i->offer.node;
+  ws.erase(i);
+  // The port reported what its worker held before it ended; attempts left
+  // on it were placed after it lost the worker and never reached one:
+  // they go back to the queue.
+  std::vector<attempt_ref> left;
+  for (auto& kvp : st.placed)
+    if (kvp.second.port == port)
+      left.push_back(kvp.first);
+  for (auto& ref : left)
+    report(self, unstarted_outcome(ref, cancel_reason::shutdown, nullptr));
+  st.ctx->log(log_level::info, "worker left", {{"worker", node}});
+  report_offer(self);
+  give_back_unoffered(self);
+  flush(self);
+  return true;
+}
+
+// An owner (a channel actor) ended: nobody is left to write what its
+// attempts return. Their workers are told (reason lost), and what they
+// return goes to the dead owner, that is nowhere; the waiting ones never
+// start. Their leases lapse, and another claim runs them again.
+void owner_down(router_ptr self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (!st.owners.forget(msg.source))
+    return;
+  int running = 0;
+  for (auto& [ref, x] : st.placed) {
+    if (x.owner.address() != msg.source)
+      continue;
+    ++running;
+    self->send(x.port, cancel_atom::value, ref, cancel_reason::lost);
+  }
+  for (auto& kvp : st.waiting) {
+    auto& xs = kvp.second;
+    xs.erase(
+      std::remove_if(xs.begin(), xs.end(),
+                     [&](auto& w) { return w.second.address() == msg.source; }),
+      xs.end());
+  }
+  if (running > 0)
+    st.ctx->log(log_level::warning,
+                "a channel actor ended while its attempts ran on workers: "
+                "they are cancelled, and what they return is not written",
+                {{"running", running}});
+}
+
+// A cancel: a placed attempt's worker is told; a waiting one ends now.
+void cancel(router_ptr self, const attempt_ref& ref, cancel_reason why) {
+  auto& st = self->state;
+  if (auto i = st.placed.find(ref); i != st.placed.end()) {
+    self->send(i->second.port, cancel_atom::value, ref, why);
+    return;
+  }
+  for (auto& kvp : st.waiting) {
+    auto& xs = kvp.second;
+    for (auto w = xs.begin(); w != xs.end(); ++w) {
+      if (w->first.id == ref.id && w->first.attempt == ref.attempt) {
+        auto owner = std::move(w->second);
+        auto filter = st.ctx->filter_of(w->first.name);
+        xs.erase(w);
+        st.owners.add(owner, unstarted_outcome(ref, why, filter));
+        flush(self);
+        return;
+      }
+    }
+  }
+}
+
+// The stop: gives back what waits, stops the ports (each ends once its
+// attempts did).
+void stop(router_ptr self) {
+  auto& st = self->state;
+  st.stopping = true;
+  for (auto& kvp : st.waiting)
+    for (auto& [task, owner] : kvp.second)
+      give_back(self, owner, task);
+  st.waiting.clear();
+  for (auto& w : *st.workers)
+    self->send(w.port, stop_atom::value);
+  flush(self);
+}
+
+router_actor::behavior_type router(router_ptr self, context_ptr ctx,
+                                   database_actor db) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.db = std::move(db);
+  self->attach_functor([workers = st.workers](const caf::error&) {
+    // However we end, the ports tell their workers.
+    for (auto& w : *workers)
+      caf::anon_send_exit(w.port, caf::exit_reason::user_shutdown);
+  });
+  self->set_down_handler([=](caf::down_msg& msg) {
+    if (!worker_down(self, msg))
+      owner_down(self, msg);
+  });
+  return {
+    [=](run_atom, std::vector<claimed_task>& tasks) {
+      auto owner = self->state.owners.sender(self);
+      for (auto& task : tasks)
+        place(self, std::move(task), owner);
+      flush(self);
+    },
+    [=](cancel_atom, const attempt_ref& ref, cancel_reason why) {
+      cancel(self, ref, why);
+    },
+    [=](stop_atom) { stop(self); },
+    [=](peers_atom, database_actor& x) {
+      for (auto& w : *self->state.workers)
+        self->send(w.port, peers_atom::value, x);
+      self->state.db = std::move(x);
+    },
+    [=](peers_atom, offer_listener_actor& x) {
+      self->state.offers_to = std::move(x);
+      if (!self->state.workers->empty())
+        report_offer(self);
+    },
+    [=](join_atom, worker_offer& offer, worker_actor& worker) {
+      return join_worker(self, std::move(offer), std::move(worker));
+    },
+    [=](done_atom, std::vector<task_outcome>& outcomes) {
+      for (auto& outcome : outcomes)
+        report(self, std::move(outcome));
+      flush(self);
+    },
+    [=](exited_atom, std::int64_t pid, std::int32_t status) {
+      for (auto& w : *self->state.workers)
+        if (w.offer.pid == pid)
+          self->send(w.port, exited_atom::value, status);
+    },
+  };
+}
+
+} // namespace router_impl
+
+router_actor spawn_router(caf::actor_system& sys, context_ptr ctx,
+                          database_actor db) {
+  return sys.spawn(router_impl::router, std::move(ctx), std::move(db));
+}
+
+} // namespace cafmq::actors

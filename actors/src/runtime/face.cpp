@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The runtime's public face: the runtime_actor that applications and nodes
+// hold. It answers no call itself: each goes to the actor that serves it
+// (the admin database, the dispatcher, the event hub, the watch service,
+// the router), as its supervisor last told it, and the stop and the
+// counters go to the supervisor. It spawns the supervisor, linked, and
+// ends with it.
+
+#include <caf/all.hpp>
+
+#include "cafmq/actors/detail/supervisor.hpp"
+#include "cafmq/error.hpp"
+#include "runtime/supervisor_state.hpp"
+
+namespace cafmq::actors {
+
+namespace runtime_impl {
+
+using face_ptr = face_actor::stateful_pointer<face_state>;
+
+face_actor::behavior_type face(face_ptr self, runner_config cfg,
+                               runtime_parts parts) {
+  auto& st = self->state;
+  st.request_timeout = cfg.request_timeout;
+  st.supervisor = self->spawn(supervisor, std::move(cfg), std::move(parts),
+                              caf::actor_cast<face_actor>(self));
+  self->link_to(st.supervisor);
+  self->monitor(st.supervisor);
+  // Actors start on the scheduler, later: no call is served (they wait in
+  // the mailbox) before the supervisor has started the actors that serve
+  // them. Restarts are told later (peers_atom).
+  self->request(st.supervisor, caf::infinite, peers_atom::value)
+    .await(
+      [=](database_actor& admin_db, dispatcher_actor& dispatcher,
+          event_hub_actor& events, watch_service_actor& watches,
+          router_actor& router) {
+        auto& st = self->state;
+        st.admin_db = std::move(admin_db);
+        st.dispatcher = std::move(dispatcher);
+        st.events = std::move(events);
+        st.watches = std::move(watches);
+        st.router = std::move(router);
+      },
+      [=](caf::error& err) { self->quit(std::move(err)); });
+  self->set_down_handler([=](caf::down_msg& msg) {
+    if (msg.source == self->state.supervisor.address())
+      self->quit(msg.reason);
+  });
+  return {
+    [=](stop_atom) {
+      return self->delegate(self->state.supervisor, stop_atom::value);
+    },
+    [=](stats_atom) {
+      return self->delegate(self->state.supervisor, stats_atom::value);
+    },
+    [=](cancel_atom, const uuid& id) {
+      return self->delegate(self->state.admin_db, cancel_atom::value, id);
+    },
+    [=](status_atom, const uuid& id) {
+      return self->delegate(self->state.admin_db, status_atom::value, id);
+    },
+    [=](watch_atom, const uuid& id, const watcher_actor& watcher) {
+      auto& st = self->state;
+      if (st.watches)
+        self->send(st.watches, watch_atom::value, id, watcher);
+      else
+        self->send(watcher, watch_atom::value,
+                   make_error(errc::runtime_stopped,
+                              "this runtime serves no watches (no database "
+                              "listener)"));
+    },
+    [=](pause_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
+                            true);
+    },
+    [=](resume_atom, const std::string& kind, const std::string& name) {
+      return self->delegate(self->state.admin_db, pause_atom::value, kind, name,
+                            false);
+    },
+    [=](pause_atom, const std::string& name) {
+      self->send(self->state.dispatcher, pause_atom::value, name, true);
+      return true;
+    },
+    [=](resume_atom, const std::string& name) {
+      self->send(self->state.dispatcher, pause_atom::value, name, false);
+      return true;
+    },
+    [=](spawn_atom, const spawn_request& req) {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<spawn_reply>();
+      self->request(st.admin_db, st.request_timeout, spawn_atom::value, req)
+        .then([=](const spawn_reply& reply) mutable { rp.deliver(reply); },
+              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
+    [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
+      return self->delegate(self->state.events, subscribe_atom::value,
+                            std::move(filter), std::move(subscriber));
+    },
+    [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
+      return self->delegate(self->state.router, join_atom::value, offer,
+                            worker);
+    },
+    [=](exited_atom, std::int64_t pid, std::int32_t status) {
+      self->send(self->state.router, exited_atom::value, pid, status);
+    },
+    [=](peers_atom, database_actor& x) { self->state.admin_db = std::move(x); },
+    [=](peers_atom, dispatcher_actor& x) {
+      self->state.dispatcher = std::move(x);
+    },
+    [=](peers_atom, event_hub_actor& x) { self->state.events = std::move(x); },
+    [=](peers_atom, watch_service_actor& x) {
+      self->state.watches = std::move(x);
+    },
+    [=](peers_atom, router_actor& x) { self->state.router = std::move(x); },
+  };
+}
+
+} // namespace runtime_impl
+
+runtime_actor spawn_runtime(caf::actor_system& sys, runner_config cfg,
+                            runtime_parts parts) {
+  return runtime_actor{
+    sys.spawn(runtime_impl::face, std::move(cfg), std::move(parts))};
+}
+
+} // namespace cafmq::actors
