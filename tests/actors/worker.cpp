@@ -132,6 +132,27 @@ CAF_TEST(a worker reports its join : accepted or refused with the reason) {
   CAF_CHECK(render(joined[1]).find("no room for w1") != std::string::npos);
 }
 
+CAF_TEST(attempts that reach a worker before its join answer are reported) {
+  // The runner's port can send work before the worker has read the answer
+  // to its join (the router places waiting attempts when a worker joins):
+  // their outcomes must still reach the port.
+  auto exec2 = std::make_shared<executor>(0);
+  auto late = spawn_worker(sys, node, wcfg, exec2);
+  spawned.push_back(actor_cast<actor>(late));
+  std::vector<claimed_task> xs{make_task("remote")};
+  send_as(port, late, run_atom::value, xs);
+  // The worker starts and asks to join; if it takes the work now, its
+  // handler ends before the answer to the join comes back.
+  sched.run_once();
+  exec2->run_queued();
+  sched.run();
+  exec2->run_queued();
+  sched.run();
+  auto& done = port_seen().done;
+  CAF_REQUIRE_EQUAL(done.size(), 1u);
+  CAF_CHECK_EQUAL(refs_of(done[0]), refs_of(xs));
+}
+
 CAF_TEST(a worker joins with its names and capacity) {
   auto& joins = deref<node_stand_in>(node).state.joins;
   CAF_REQUIRE_EQUAL(joins.size(), 1u);

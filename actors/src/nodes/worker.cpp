@@ -187,10 +187,13 @@ worker_impl_actor::behavior_type worker(worker_ptr self, node_actor node,
       kvp.second.token->cancel(cancel_reason::shutdown);
     self->quit();
   });
+  // Awaited: the port may send work before this answer arrives (it places
+  // waiting attempts at the join), and that work waits in the mailbox
+  // until the worker knows where to report it.
   self
     ->request(node, st.cfg->request_timeout, join_atom::value, offer,
               caf::actor_cast<worker_actor>(self))
-    .then(
+    .await(
       [=](worker_link_actor& port) {
         auto& st = self->state;
         self->monitor(port);
