@@ -54,7 +54,7 @@ struct pool_fixture : unit_fixture {
 
   void start() {
     exec = std::make_shared<executor>(0);
-    pool = keep(spawn_pool(sys, context(), exec, db));
+    pool = keep(spawn_pool(sys, context(), exec, db, started));
   }
 
   // Sends attempts to the pool as their owner, the channel, does.

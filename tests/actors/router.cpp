@@ -19,7 +19,7 @@ namespace {
 // local handler runs.
 struct router_fixture : unit_fixture {
   router_fixture() {
-    router = keep(spawn_router(sys, context(), db));
+    router = keep(spawn_router(sys, context(), db, started));
     anon_send(router, peers_atom::value, offer_listener_actor{dispatcher});
     sched.run();
   }
@@ -143,6 +143,8 @@ CAF_TEST(attempts go to the least loaded worker in one batch each) {
   CAF_REQUIRE_EQUAL(r2.size(), 1u);
   CAF_CHECK_EQUAL(refs_of(r1[0]), refs({ref_of(xs[0]), ref_of(xs[2])}));
   CAF_CHECK_EQUAL(refs_of(r2[0]), refs({ref_of(xs[1])}));
+  // Placed on a worker counts as started (for takeover).
+  CAF_CHECK_EQUAL(started->size(), 3u);
   // A name this process runs itself never goes to a worker (the channel
   // sends it to the pool): it goes back to the queue.
   auto ys = run({"ok"});

@@ -84,15 +84,22 @@ CAF_TEST(a handler that aborts or segfaults kills only its worker process) {
     // What is left, and what the runner said: the clues to a rare loss
     // seen under load (issue 28).
     pqxx::nontransaction tx{*conn};
+    auto ledger = read_ledger(s);
     for (auto row :
          tx.exec("SELECT name, state, attempt, coalesce(node, '-'), "
-                 "run_at - now(), channel_args, coalesce(last_error, '-') "
-                 "FROM cafmq.tasks WHERE state <> 'completed' ORDER BY name"))
+                 "run_at - now(), channel_args, coalesce(last_error, '-'), id "
+                 "FROM cafmq.tasks WHERE state <> 'completed' ORDER BY name")) {
       CAF_MESSAGE("left: " << row[0].c_str() << " " << row[1].c_str()
                            << " attempt " << row[2].c_str() << " node "
                            << row[3].c_str() << " due in " << row[4].c_str()
                            << " args " << row[5].c_str() << " error "
                            << row[6].c_str());
+      // Whether its handler ran (and where), or never started.
+      for (auto& x : ledger)
+        if (x.id == row[7].c_str())
+          CAF_MESSAGE("  its ledger: attempt " << x.attempt << " pid " << x.pid
+                                               << " " << x.what);
+    }
     std::ofstream{s.path("stop")} << "stop\n";
     std::string out;
     finish_process(runner, out);

@@ -134,6 +134,10 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
       log->spawns.push_back(req);
       return spawn_reply{req.id ? *req.id : uuid::random(), true};
     },
+    [=](spawn_atom, const spawn_request& req, const event_sink_actor&) {
+      log->spawns.push_back(req);
+      return spawn_reply{req.id ? *req.id : uuid::random(), true};
+    },
   };
 }
 

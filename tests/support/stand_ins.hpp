@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/started_attempts.hpp"
 #include "support/runtime_fixture.hpp"
 
 namespace cafmq::test {
@@ -53,6 +54,7 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
       return self->state.channels;
     },
     [](pause_atom, const std::string&, bool) {},
+    [](events_atom, const event_sink_actor&) {},
     [=](offer_atom, const std::vector<std::string>& names, std::int32_t n) {
       self->state.offers.emplace_back(names, n);
     },
@@ -198,6 +200,7 @@ stand_in_channel(channel_actor::stateful_pointer<channel_log> self) {
     [](peers_atom, const completer_actor&) {},
     [](peers_atom, const lease_keeper_actor&) {},
     [](pause_atom, bool) {},
+    [](events_atom, const event_sink_actor&) {},
     [](stop_atom) {},
     [](abandon_atom) {},
     [](idle_atom, std::uint64_t) {},
@@ -311,6 +314,10 @@ struct unit_fixture : fixture {
   context_ptr context() const {
     return std::make_shared<runtime_context>(cfg);
   }
+
+  // The started attempts a pool or router under test counts.
+  std::shared_ptr<started_attempts> started
+    = std::make_shared<started_attempts>();
 
   // Spawns a stand-in that the fixture stops at the end of the test.
   template <class F>

@@ -44,6 +44,7 @@ using waiting_list = std::deque<std::pair<claimed_task, channel_actor>>;
 struct router_state {
   context_ptr ctx;
   database_actor db;
+  std::shared_ptr<started_attempts> started;
   std::unordered_map<attempt_ref, placed_attempt> placed;
   // Shared with the exit hook, which stops the ports however we end.
   std::shared_ptr<std::vector<worker_entry>> workers
@@ -92,7 +93,7 @@ void give_back(router_ptr self, const channel_actor& owner,
 void send_to(router_ptr self, worker_entry& w, claimed_task task,
              channel_actor owner) {
   auto& st = self->state;
-  st.ctx->started->add(task.id, task.attempt);
+  st.started->add(task.id, task.attempt);
   auto& x = st.placed[attempt_ref{task.id, task.attempt}];
   x = placed_attempt{};
   x.owner = owner;
@@ -162,7 +163,7 @@ void report(router_ptr self, task_outcome outcome) {
     return;
   auto x = std::move(i->second);
   st.placed.erase(i);
-  st.ctx->started->remove(outcome.ref.id);
+  st.started->remove(outcome.ref.id);
   if (x.metrics != nullptr)
     st.ctx->metrics->ran(*x.metrics,
                          std::chrono::steady_clock::now() - x.started);
@@ -346,10 +347,12 @@ void stop(router_ptr self) {
 }
 
 router_actor::behavior_type router(router_ptr self, context_ptr ctx,
-                                   database_actor db) {
+                                   database_actor db,
+                                   std::shared_ptr<started_attempts> started) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.db = std::move(db);
+  st.started = std::move(started);
   self->attach_functor([workers = st.workers](const caf::error&) {
     // However we end, the ports tell their workers.
     for (auto& w : *workers)
@@ -399,8 +402,10 @@ router_actor::behavior_type router(router_ptr self, context_ptr ctx,
 } // namespace router_impl
 
 router_actor spawn_router(caf::actor_system& sys, context_ptr ctx,
-                          database_actor db) {
-  return sys.spawn(router_impl::router, std::move(ctx), std::move(db));
+                          database_actor db,
+                          std::shared_ptr<started_attempts> started) {
+  return sys.spawn(router_impl::router, std::move(ctx), std::move(db),
+                   std::move(started));
 }
 
 } // namespace cafmq::actors

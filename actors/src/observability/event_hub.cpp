@@ -7,38 +7,34 @@
 
 namespace cafmq::actors {
 
-event_hub_actor event_bus::hub() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  return hub_;
-}
-
-void event_bus::hub(event_hub_actor x) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  hub_ = std::move(x);
-}
-
-std::vector<event_bus::subscription> event_bus::subscriptions() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  return subscriptions_;
-}
-
-void event_bus::subscriptions(std::vector<subscription> xs) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  count_.store(static_cast<int>(xs.size()), std::memory_order_relaxed);
-  subscriptions_ = std::move(xs);
-}
-
 namespace {
 
 struct event_hub_state {
   context_ptr ctx;
-  std::vector<event_bus::subscription> subscribers;
+  using subscription = std::pair<event_filter, event_actor>;
+  std::vector<subscription> subscribers;
+  /// Told where events go: the face, and the dispatcher (which tells the
+  /// channels).
+  events_listener_actor face;
+  events_listener_actor dispatcher;
   /// Events of tasks whose spawn is being written, in arrival order.
   std::map<uuid, std::vector<task_event>> held;
   static inline const char* name = "cafmq.events";
 };
 
 using event_hub_ptr = event_hub_actor::stateful_pointer<event_hub_state>;
+
+// Where events go now: here while someone subscribes, nowhere otherwise.
+event_sink_actor sink(event_hub_ptr self) {
+  if (self->state.subscribers.empty())
+    return {};
+  return caf::actor_cast<event_sink_actor>(self);
+}
+
+void tell(event_hub_ptr self, const events_listener_actor& x) {
+  if (x)
+    self->send(x, events_atom::value, sink(self));
+}
 
 void fan_out(event_hub_ptr self, const std::vector<task_event>& events) {
   for (auto& [filter, subscriber] : self->state.subscribers) {
@@ -51,13 +47,14 @@ void fan_out(event_hub_ptr self, const std::vector<task_event>& events) {
   }
 }
 
-event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx) {
+event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx,
+                                         events_listener_actor face) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
-  st.subscribers = st.ctx->events->subscriptions();
-  for (auto& x : st.subscribers)
-    self->monitor(x.second);
-  st.ctx->events->hub(caf::actor_cast<event_hub_actor>(self));
+  st.face = std::move(face);
+  // A restarted hub starts with nobody: what an old one told is void. The
+  // face subscribes again what it was asked to.
+  tell(self, st.face);
   self->set_down_handler([=](caf::down_msg& msg) {
     auto& st = self->state;
     auto& xs = st.subscribers;
@@ -68,9 +65,12 @@ event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx) {
       xs.end());
     if (xs.size() == before)
       return;
-    st.ctx->events->subscriptions(xs);
     st.ctx->log(log_level::debug, "event subscriber left",
                 {{"subscribers", xs.size()}});
+    if (xs.empty()) {
+      tell(self, st.face);
+      tell(self, st.dispatcher);
+    }
   });
   return {
     [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
@@ -79,10 +79,17 @@ event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx) {
         return false;
       self->monitor(subscriber);
       st.subscribers.emplace_back(std::move(filter), std::move(subscriber));
-      st.ctx->events->subscriptions(st.subscribers);
       st.ctx->log(log_level::debug, "event subscriber joined",
                   {{"subscribers", st.subscribers.size()}});
+      if (st.subscribers.size() == 1) {
+        tell(self, st.face);
+        tell(self, st.dispatcher);
+      }
       return true;
+    },
+    [=](peers_atom, events_listener_actor& x) {
+      self->state.dispatcher = std::move(x);
+      tell(self, self->state.dispatcher);
     },
     [=](event_atom, const std::vector<task_event>& events) {
       auto& held = self->state.held;
@@ -121,8 +128,9 @@ event_hub_actor::behavior_type event_hub(event_hub_ptr self, context_ptr ctx) {
 
 } // namespace
 
-event_hub_actor spawn_event_hub(caf::actor_system& sys, context_ptr ctx) {
-  return sys.spawn(event_hub, std::move(ctx));
+event_hub_actor spawn_event_hub(caf::actor_system& sys, context_ptr ctx,
+                                events_listener_actor face) {
+  return sys.spawn(event_hub, std::move(ctx), std::move(face));
 }
 
 task_event make_event(task_event::kind_t kind, const claimed_task& task,
@@ -139,11 +147,9 @@ task_event make_event(task_event::kind_t kind, const claimed_task& task,
   return result;
 }
 
-void emit(const runtime_context& ctx, std::vector<task_event> events) {
-  if (events.empty() || !ctx.events->active())
-    return;
-  if (auto hub = ctx.events->hub())
-    caf::anon_send(hub, event_atom::value, std::move(events));
+void emit(const event_sink_actor& sink, std::vector<task_event> events) {
+  if (sink && !events.empty())
+    caf::anon_send(sink, event_atom::value, std::move(events));
 }
 
 } // namespace cafmq::actors

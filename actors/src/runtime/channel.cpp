@@ -30,6 +30,8 @@ struct channel_state {
   // Renews the leases of `attempts`: it hears each one that is added or
   // erased.
   lease_keeper_actor keeper;
+  // Where events go: invalid while nobody subscribes.
+  event_sink_actor events;
   std::unordered_map<attempt_ref, attempt> attempts;
   // Attempts waiting to start, in claim order.
   std::deque<attempt_ref> queue;
@@ -83,13 +85,13 @@ void pump(channel_ptr self) {
   }
   if (batch.empty() && remote.empty())
     return;
-  if (st.ctx->events->active()) {
+  if (st.events) {
     std::vector<task_event> events;
     events.reserve(batch.size() + remote.size());
     for (auto* xs : {&batch, &remote})
       for (auto& task : *xs)
         events.push_back(make_event(task_event::started, task, *st.ctx));
-    emit(*st.ctx, std::move(events));
+    emit(st.events, std::move(events));
   }
   if (!batch.empty())
     self->send(st.pool, run_atom::value, std::move(batch));
@@ -165,7 +167,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
       count_ending(*st.ctx->metrics, x, outcome);
       // Its handler's transaction, with the completion, has committed: the
       // outcome is written, as for a completion the completer wrote.
-      if (x.phase == attempt::started && st.ctx->events->active()) {
+      if (x.phase == attempt::started && st.events) {
         x.outcome = outcome;
         events.push_back(written_event(x, *st.ctx));
       }
@@ -177,7 +179,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
     x.outcome = outcome;
     to_write.push_back(std::move(outcome));
   }
-  emit(*st.ctx, std::move(events));
+  emit(st.events, std::move(events));
   if (!ended.empty())
     self->send(st.keeper, unhold_atom::value, std::move(ended));
   if (!to_write.empty())
@@ -287,7 +289,7 @@ channel(channel_ptr self, context_ptr ctx, std::string key,
     [=](written_atom, const std::vector<attempt_ref>& refs) {
       auto& st = self->state;
       auto failures = false;
-      auto reporting = st.ctx->events->active();
+      auto reporting = static_cast<bool>(st.events);
       std::vector<task_event> events;
       std::vector<attempt_ref> ended;
       for (auto& ref : refs) {
@@ -301,7 +303,7 @@ channel(channel_ptr self, context_ptr ctx, std::string key,
           events.push_back(written_event(i->second, *st.ctx));
         st.attempts.erase(i);
       }
-      emit(*st.ctx, std::move(events));
+      emit(st.events, std::move(events));
       if (!ended.empty())
         self->send(st.keeper, unhold_atom::value, std::move(ended));
       // The next claim learns when the retries are due.
@@ -343,6 +345,9 @@ channel(channel_ptr self, context_ptr ctx, std::string key,
         refs.push_back(kvp.first);
       if (!refs.empty())
         self->send(st.keeper, hold_atom::value, std::move(refs));
+    },
+    [=](events_atom, event_sink_actor& x) {
+      self->state.events = std::move(x);
     },
     [=](pause_atom, bool on) {
       self->state.paused = on;

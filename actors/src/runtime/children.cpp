@@ -88,13 +88,14 @@ database_actor backend_db(supervisor_ptr self) {
 void start_pool(supervisor_ptr self) {
   auto& st = self->state;
   st.pool = spawn_pool(self->system(), st.ctx, st.parts.make_executor(),
-                       backend_db(self));
+                       backend_db(self), st.parts.started);
   adopt(self, st.pool);
 }
 
 void start_router(supervisor_ptr self) {
   auto& st = self->state;
-  st.router = spawn_router(self->system(), st.ctx, backend_db(self));
+  st.router
+    = spawn_router(self->system(), st.ctx, backend_db(self), st.parts.started);
   adopt(self, st.router);
   if (st.dispatcher)
     self->send(st.router, peers_atom::value,
@@ -136,8 +137,8 @@ void start_session(supervisor_ptr self) {
   auto& st = self->state;
   if (!st.parts.listener)
     return;
-  st.session
-    = spawn_session(self->system(), st.ctx, st.dispatcher, st.session_guard);
+  st.session = spawn_session(self->system(), st.ctx, st.dispatcher,
+                             st.session_guard, st.parts.started);
   adopt(self, st.session);
 }
 
@@ -151,8 +152,11 @@ void start_watch_service(supervisor_ptr self) {
 
 void start_event_hub(supervisor_ptr self) {
   auto& st = self->state;
-  st.events = spawn_event_hub(self->system(), st.ctx);
+  st.events
+    = spawn_event_hub(self->system(), st.ctx, events_listener_actor{st.face});
   adopt(self, st.events);
+  self->send(st.events, peers_atom::value,
+             events_listener_actor{st.dispatcher});
 }
 
 // Counts a restart; false when the restart intensity is exceeded.
@@ -221,6 +225,8 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
   } else if (is(st.dispatcher)) {
     which = "dispatcher";
     start_dispatcher(self);
+    self->send(st.events, peers_atom::value,
+               events_listener_actor{st.dispatcher});
     if (st.listener)
       self->send(st.listener, peers_atom::value, st.dispatcher);
     if (st.session)

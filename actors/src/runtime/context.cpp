@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/detail/context.hpp"
 
-#include "runtime/started_attempts.hpp"
-
 namespace cafmq::actors {
 
 runtime_context::runtime_context(runner_config x,
                                  std::shared_ptr<runtime_metrics> m)
   : cfg(std::move(x)), log(cfg.log, cfg.min_log_level),
-    started(std::make_shared<started_attempts>()),
     metrics(m ? std::move(m)
               : std::make_shared<runtime_metrics>(cfg.task_names())) {
   for (auto& def : cfg.actor_tasks)

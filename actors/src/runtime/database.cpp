@@ -126,6 +126,28 @@ caf::expected<bool> to_reply(caf::error err) {
   return true;
 }
 
+// Spawns by name; its `spawned` event to `hub`, if valid.
+caf::result<spawn_reply> spawn_named(database_ptr self,
+                                     const spawn_request& req,
+                                     const event_sink_actor& hub) {
+  // Checked before the connection: a bad request touches nothing.
+  auto resolved = resolve_spawn(*self->state.ctx, req);
+  if (!resolved)
+    return std::move(resolved.error());
+  auto result = write_spawn(*self->state.ctx, hub, *resolved, [&] {
+    return self->state.with_connection(
+      [&](queue_connection& c) -> caf::expected<spawn_reply> {
+        auto spawned = resolved->builder.spawn(c.connection());
+        if (!spawned)
+          return std::move(spawned.error());
+        return spawn_reply{spawned->id, spawned->created};
+      });
+  });
+  if (!result)
+    return std::move(result.error());
+  return std::move(*result);
+}
+
 database_actor::behavior_type database(database_ptr self, context_ptr ctx,
                                        std::string name,
                                        std::shared_ptr<queue_connection> conn,
@@ -229,23 +251,10 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
         [&](queue_connection& c) { return status(c.connection(), id); });
     },
     [=](spawn_atom, const spawn_request& req) -> caf::result<spawn_reply> {
-      // Checked before the connection: a bad request touches nothing.
-      auto resolved = resolve_spawn(*self->state.ctx, req);
-      if (!resolved)
-        return std::move(resolved.error());
-      auto result = write_spawn(*self->state.ctx, *resolved, [&] {
-        return self->state.with_connection(
-          [&](queue_connection& c) -> caf::expected<spawn_reply> {
-            auto spawned = resolved->builder.spawn(c.connection());
-            if (!spawned)
-              return std::move(spawned.error());
-            return spawn_reply{spawned->id, spawned->created};
-          });
-      });
-      if (!result)
-        return std::move(result.error());
-      return std::move(*result);
+      return spawn_named(self, req, event_sink_actor{});
     },
+    [=](spawn_atom, const spawn_request& req, const event_sink_actor& hub)
+      -> caf::result<spawn_reply> { return spawn_named(self, req, hub); },
   };
 }
 

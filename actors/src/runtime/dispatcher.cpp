@@ -126,6 +126,12 @@ void forward_to_channels(dispatcher_ptr self, const Handle& x) {
     self->send(kvp.second.handle, peers_atom::value, x);
 }
 
+void forward_to_channels(dispatcher_ptr self, events_atom,
+                         const event_sink_actor& x) {
+  for (auto& kvp : *self->state.channels)
+    self->send(kvp.second.handle, events_atom::value, x);
+}
+
 dispatcher_actor::behavior_type
 dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
            pool_actor pool, router_actor router, completer_actor completer,
@@ -228,6 +234,10 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       st.request.names.assign(names.begin(), names.end());
       st.sizer->capacity(capacity);
       maybe_claim(self);
+    },
+    [=](events_atom, event_sink_actor& x) {
+      forward_to_channels(self, events_atom::value, x);
+      self->state.events = std::move(x);
     },
     [=](peers_atom, database_actor& x) { self->state.claim_db = std::move(x); },
     [=](peers_atom, pool_actor& x) {

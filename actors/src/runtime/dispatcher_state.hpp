@@ -35,6 +35,8 @@ struct dispatcher_state {
   database_actor claim_db;
   pool_actor pool;
   router_actor router;
+  // Where events go (invalid while nobody subscribes), for every channel.
+  event_sink_actor events;
   completer_actor completer;
   lease_keeper_actor keeper;
   supervisor_actor runtime;

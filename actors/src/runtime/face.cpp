@@ -6,6 +6,8 @@
 // counters go to the supervisor. It spawns the supervisor, linked, and
 // ends with it.
 
+#include <algorithm>
+
 #include <caf/all.hpp>
 
 #include "cafmq/actors/detail/supervisor.hpp"
@@ -43,8 +45,17 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
       },
       [=](caf::error& err) { self->quit(std::move(err)); });
   self->set_down_handler([=](caf::down_msg& msg) {
-    if (msg.source == self->state.supervisor.address())
+    auto& st = self->state;
+    if (msg.source == st.supervisor.address()) {
       self->quit(msg.reason);
+      return;
+    }
+    // A subscriber ended: a restarted hub no longer needs it.
+    auto& xs = st.subscriptions;
+    xs.erase(
+      std::remove_if(xs.begin(), xs.end(),
+                     [&](auto& x) { return x.second.address() == msg.source; }),
+      xs.end());
   });
   return {
     [=](stop_atom) {
@@ -88,14 +99,31 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
     [=](spawn_atom, const spawn_request& req) {
       auto& st = self->state;
       auto rp = self->make_response_promise<spawn_reply>();
-      self->request(st.admin_db, st.request_timeout, spawn_atom::value, req)
-        .then([=](const spawn_reply& reply) mutable { rp.deliver(reply); },
-              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      auto reply = [=](const spawn_reply& x) mutable {
+        rp.deliver(x);
+      };
+      auto fail = [=](caf::error& err) mutable {
+        rp.deliver(std::move(err));
+      };
+      // While someone subscribes, the admin database reports the spawn.
+      if (st.sink)
+        self
+          ->request(st.admin_db, st.request_timeout, spawn_atom::value, req,
+                    st.sink)
+          .then(reply, fail);
+      else
+        self->request(st.admin_db, st.request_timeout, spawn_atom::value, req)
+          .then(reply, fail);
       return rp;
     },
     [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
-      return self->delegate(self->state.events, subscribe_atom::value,
-                            std::move(filter), std::move(subscriber));
+      auto& st = self->state;
+      if (subscriber) {
+        self->monitor(subscriber);
+        st.subscriptions.emplace_back(filter, subscriber);
+      }
+      return self->delegate(st.events, subscribe_atom::value, std::move(filter),
+                            std::move(subscriber));
     },
     [=](join_atom, const worker_offer& offer, const worker_actor& worker) {
       return self->delegate(self->state.router, join_atom::value, offer,
@@ -108,7 +136,19 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
     [=](peers_atom, dispatcher_actor& x) {
       self->state.dispatcher = std::move(x);
     },
-    [=](peers_atom, event_hub_actor& x) { self->state.events = std::move(x); },
+    [=](peers_atom, event_hub_actor& x) {
+      // A restarted hub: everything subscribed before is subscribed again.
+      auto& st = self->state;
+      if (x == st.events)
+        return;
+      st.events = std::move(x);
+      for (auto& [filter, subscriber] : st.subscriptions)
+        self
+          ->request(st.events, caf::infinite, subscribe_atom::value, filter,
+                    subscriber)
+          .then([](bool) {}, [](caf::error&) {});
+    },
+    [=](events_atom, event_sink_actor& x) { self->state.sink = std::move(x); },
     [=](peers_atom, watch_service_actor& x) {
       self->state.watches = std::move(x);
     },

@@ -28,7 +28,7 @@ running_attempt& add_running(pool_ptr self, const claimed_task& task,
   auto& st = self->state;
   // A pooled attempt starts when a thread takes it (see `post`).
   if (!pooled)
-    st.ctx->started->add(task.id, task.attempt);
+    st.started->add(task.id, task.attempt);
   auto& x = (*st.running)[attempt_ref{task.id, task.attempt}];
   x = running_attempt{};
   x.owner = std::move(owner);
@@ -59,7 +59,7 @@ void report(pool_ptr self, task_outcome outcome) {
     return;
   auto x = std::move(i->second);
   st.running->erase(i);
-  st.ctx->started->remove(outcome.ref.id);
+  st.started->remove(outcome.ref.id);
   if (x.metrics != nullptr && !x.pooled)
     st.ctx->metrics->ran(*x.metrics,
                          std::chrono::steady_clock::now() - x.started);
@@ -95,8 +95,9 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
   // keep its destructor waiting.
   auto run = [task = std::move(task), token, filter, owner, instruments,
               pool = caf::actor_cast<pool_actor>(self), &sys = self->system(),
-              ctx = st.ctx, db = caf::actor_cast<caf::weak_actor_ptr>(st.db),
-              ref, box = st.outbox, gate = st.exec->system_gate()] {
+              ctx = st.ctx, started = st.started,
+              db = caf::actor_cast<caf::weak_actor_ptr>(st.db), ref,
+              box = st.outbox, gate = st.exec->system_gate()] {
     task_outcome outcome;
     if (token->cancelled()) {
       outcome = unstarted_outcome(ref, token->reason(), filter);
@@ -105,7 +106,7 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
         auto open = gate->enter();
         if (!open)
           return;
-        ctx->started->add(ref.id, ref.attempt);
+        started->add(ref.id, ref.attempt);
         arm_timeout(task, owner);
       }
       auto t0 = std::chrono::steady_clock::now();
@@ -177,9 +178,11 @@ void start(pool_ptr self, claimed_task task, channel_actor owner) {
 
 pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
                                std::shared_ptr<executor> exec,
-                               database_actor db) {
+                               database_actor db,
+                               std::shared_ptr<started_attempts> started) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
+  st.started = std::move(started);
   st.exec = std::move(exec);
   st.db = std::move(db);
   self->attach_functor(
@@ -259,9 +262,10 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
 } // namespace pool_impl
 
 pool_actor spawn_pool(caf::actor_system& sys, context_ptr ctx,
-                      std::shared_ptr<executor> exec, database_actor db) {
+                      std::shared_ptr<executor> exec, database_actor db,
+                      std::shared_ptr<started_attempts> started) {
   return sys.spawn(pool_impl::pool, std::move(ctx), std::move(exec),
-                   std::move(db));
+                   std::move(db), std::move(started));
 }
 
 } // namespace cafmq::actors

@@ -19,6 +19,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/outcome_box.hpp"
 #include "runtime/owners.hpp"
+#include "runtime/started_attempts.hpp"
 
 namespace cafmq::actors::pool_impl {
 
@@ -49,6 +50,9 @@ struct pool_state {
   context_ptr ctx;
   std::shared_ptr<executor> exec;
   database_actor db;
+  // Shared with executor threads (which add what they start), the session
+  // (which records it) and the metrics.
+  std::shared_ptr<started_attempts> started;
   // Shared with the exit hook, which fires every token however we end.
   std::shared_ptr<running_map> running = std::make_shared<running_map>();
   // Attempts on the scheduler (inline and actor handlers).

@@ -22,6 +22,8 @@ channel_entry& channel_of(dispatcher_ptr self, const std::string& key) {
       self->system(), st.ctx, key, caf::actor_cast<dispatcher_actor>(self),
       st.pool, st.router, st.completer, st.keeper, paused);
     self->monitor(entry.handle);
+    if (st.events)
+      self->send(entry.handle, events_atom::value, st.events);
     if (st.draining)
       self->send(entry.handle, stop_atom::value);
   }

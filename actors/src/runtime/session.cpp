@@ -27,6 +27,8 @@ struct session_state {
   context_ptr ctx;
   dispatcher_actor dispatcher;
   guard_ptr guard;
+  // What started here (pool, router), written to the session.
+  std::shared_ptr<started_attempts> started;
   listening_connection link; // first: closed last
   std::unique_ptr<notification_collector> probe;
   std::chrono::milliseconds backoff{0};
@@ -131,7 +133,7 @@ void register_session(session_ptr self) {
     return;
   }
   // The record went with the old session, if any.
-  st.ctx->started->touch();
+  st.started->touch();
 }
 
 // Hands back the tasks of runners that died; records what started here.
@@ -151,7 +153,7 @@ void keep_session(session_ptr self, std::chrono::steady_clock::time_point now) {
   // with every handler.
   if (now >= st.next_record) {
     st.next_record = now + record_period;
-    if (auto ids = st.ctx->started->take_changes()) {
+    if (auto ids = st.started->take_changes()) {
       std::string arr = "{";
       for (auto& id : *ids) {
         if (arr.size() > 1)
@@ -237,13 +239,14 @@ void step(session_ptr self) {
   self->delayed_send(self, next, poll_atom::value);
 }
 
-session_actor::behavior_type session(session_ptr self, context_ptr ctx,
-                                     dispatcher_actor dispatcher,
-                                     guard_ptr guard) {
+session_actor::behavior_type
+session(session_ptr self, context_ptr ctx, dispatcher_actor dispatcher,
+        guard_ptr guard, std::shared_ptr<started_attempts> started) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.dispatcher = std::move(dispatcher);
   st.guard = std::move(guard);
+  st.started = std::move(started);
   self->send(self, poll_atom::value);
   return {
     [=](poll_atom) { step(self); },
@@ -256,9 +259,11 @@ session_actor::behavior_type session(session_ptr self, context_ptr ctx,
 } // namespace
 
 session_actor spawn_session(caf::actor_system& sys, context_ptr ctx,
-                            dispatcher_actor dispatcher, guard_ptr guard) {
+                            dispatcher_actor dispatcher, guard_ptr guard,
+                            std::shared_ptr<started_attempts> started) {
   return sys.spawn<caf::detached>(session, std::move(ctx),
-                                  std::move(dispatcher), std::move(guard));
+                                  std::move(dispatcher), std::move(guard),
+                                  std::move(started));
 }
 
 } // namespace cafmq::actors

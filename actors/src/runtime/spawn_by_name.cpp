@@ -80,9 +80,9 @@ caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
 }
 
 caf::expected<spawn_reply>
-write_spawn(const runtime_context& ctx, const named_spawn& x,
+write_spawn(const runtime_context& ctx, const event_sink_actor& hub,
+            const named_spawn& x,
             const std::function<caf::expected<spawn_reply>()>& write) {
-  auto hub = ctx.events->active() ? ctx.events->hub() : event_hub_actor{};
   if (!hub)
     return write();
   auto& id = *x.builder.id();

@@ -11,6 +11,7 @@
 #include <caf/expected.hpp>
 
 #include "cafmq/actors/detail/context.hpp"
+#include "cafmq/actors/detail/protocol.hpp"
 #include "cafmq/spawn.hpp"
 
 namespace cafmq::actors {
@@ -28,11 +29,13 @@ struct named_spawn {
 caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
                                          const spawn_request& req);
 
-/// Spawns `x` through `write` and reports its `spawned` event when someone
-/// listens. The hub holds the task's other events from before the write
-/// until that report, so no subscriber sees a task start before its spawn.
+/// Spawns `x` through `write` and reports its `spawned` event to `hub`, if
+/// valid (someone listens). The hub holds the task's other events from
+/// before the write until that report, so no subscriber sees a task start
+/// before its spawn.
 caf::expected<spawn_reply>
-write_spawn(const runtime_context& ctx, const named_spawn& x,
+write_spawn(const runtime_context& ctx, const event_sink_actor& hub,
+            const named_spawn& x,
             const std::function<caf::expected<spawn_reply>()>& write);
 
 } // namespace cafmq::actors

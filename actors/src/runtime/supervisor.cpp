@@ -17,6 +17,7 @@
 #include "cafmq/actors/detail/watch_service.hpp"
 #include "cafmq/error.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/started_attempts.hpp"
 #include "runtime/supervisor_state.hpp"
 
 namespace cafmq::actors {
@@ -131,8 +132,8 @@ supervisor_actor::behavior_type supervisor(supervisor_ptr self,
   auto& st = self->state;
   st.face = std::move(face);
   auto ctx = std::make_shared<runtime_context>(std::move(cfg), parts.metrics);
-  if (parts.started)
-    ctx->started = parts.started;
+  if (!parts.started)
+    parts.started = std::make_shared<started_attempts>();
   st.ctx = std::move(ctx);
   st.parts = std::move(parts);
   if (!st.parts.make_db) {

@@ -67,6 +67,10 @@ struct face_state {
   database_actor admin_db;
   dispatcher_actor dispatcher;
   event_hub_actor events;
+  // Where spawned events go: invalid while nobody subscribes.
+  event_sink_actor sink;
+  // What it was asked to subscribe, for a restarted hub.
+  std::vector<std::pair<event_filter, event_actor>> subscriptions;
   watch_service_actor watches;
   router_actor router;
   static inline const char* name = "cafmq.runtime";

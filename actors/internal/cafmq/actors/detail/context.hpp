@@ -2,21 +2,22 @@
 #pragma once
 
 // What every actor of one runtime reads and never changes: the options, the
-// log, and the task definitions by name. Shared by pointer, so that 10,000
-// channel actors do not copy the options.
+// log, the task definitions by name, and the metrics (whose counters are
+// atomic adds, read by runner_stats and the endpoint). Shared by pointer to
+// const, so that 10,000 channel actors do not copy the options. Nothing in
+// it is the actors' state: where events go is told to each emitter by
+// message (event_hub.hpp), and the set of started attempts, which executor
+// threads add to, is given to the pool, the router and the session alone.
 
 #include <memory>
 #include <string>
 #include <unordered_map>
 
-#include "cafmq/actors/detail/event_bus.hpp"
 #include "cafmq/actors/detail/runtime_metrics.hpp"
 #include "cafmq/actors/log.hpp"
 #include "cafmq/actors/runner_config.hpp"
 
 namespace cafmq::actors {
-
-class started_attempts;
 
 /// What every actor of one runtime reads (see the top of this header).
 struct runtime_context {
@@ -31,11 +32,6 @@ struct runtime_context {
   logger log;
   /// The actor tasks of `cfg`, by name.
   std::unordered_map<std::string, const actor_task_definition*> actor_tasks;
-  /// Event subscribers (see event_hub.hpp); the one mutable part.
-  std::shared_ptr<event_bus> events = std::make_shared<event_bus>();
-  /// The attempts whose handlers started here (or on a joined worker), which
-  /// the listener records for takeover (started_attempts.hpp).
-  std::shared_ptr<started_attempts> started;
   /// This runtime's counters (runner_stats reads them), served when
   /// cfg.metrics_listen is set.
   std::shared_ptr<runtime_metrics> metrics;

@@ -31,10 +31,13 @@
 namespace cafmq::actors {
 
 class executor;
+class started_attempts;
 
-/// Spawns a pool that runs blocking handlers on `exec` and whose handlers
-/// checkpoint through `db`.
+/// Spawns a pool that runs blocking handlers on `exec`, whose handlers
+/// checkpoint through `db`, and that counts in `started` the attempts
+/// whose handlers run (executor threads add the ones they start).
 pool_actor spawn_pool(caf::actor_system& sys, context_ptr ctx,
-                      std::shared_ptr<executor> exec, database_actor db);
+                      std::shared_ptr<executor> exec, database_actor db,
+                      std::shared_ptr<started_attempts> started);
 
 } // namespace cafmq::actors

@@ -48,9 +48,29 @@ using offer_atom = caf::atom_constant<caf::atom("offer")>;
 using hold_atom = caf::atom_constant<caf::atom("hold")>;
 using unhold_atom = caf::atom_constant<caf::atom("unhold")>;
 using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
+using events_atom = caf::atom_constant<caf::atom("events")>;
 ///@}
 
 // -- actor interfaces ---------------------------------------------------------
+
+/// The runtime's event hub as its emitters and subscribers see it:
+/// channels and the admin database send it events (only while someone
+/// subscribes), subscribers get the ones their filter passes. A spawn being
+/// written holds its task's events (hold_atom) until its `spawned` event comes,
+/// or abandon_atom says that none will.
+using event_sink_actor = event_actor::extend<
+  caf::replies_to<subscribe_atom, event_filter, event_actor>::with<bool>,
+  caf::reacts_to<hold_atom, uuid>, caf::reacts_to<abandon_atom, uuid>>;
+
+/// Told where events go: the hub while someone subscribes, an invalid
+/// handle while nobody does (the dispatcher, each channel, the face).
+using events_listener_actor
+  = caf::typed_actor<caf::reacts_to<events_atom, event_sink_actor>>;
+
+/// The event hub, with what the supervisor tells it: the dispatcher (at
+/// start and after a restart), which it tells where events go.
+using event_hub_actor
+  = event_sink_actor::extend<caf::reacts_to<peers_atom, events_listener_actor>>;
 
 /// One libpqxx connection, owned by one detached actor.
 using database_actor = caf::typed_actor<
@@ -70,18 +90,15 @@ using database_actor = caf::typed_actor<
   caf::replies_to<schedule_atom>::with<std::int32_t>,
   // runtime: spawn a task by name from its definition's defaults (the
   // definitions are in the runtime context).
-  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>>;
+  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
+  // runtime, while someone subscribes to events: the same, and its
+  // `spawned` event to the hub (which holds the task's other events until
+  // then).
+  caf::replies_to<spawn_atom, spawn_request,
+                  event_sink_actor>::with<spawn_reply>>;
 
 /// Runs one non-blocking handler on the scheduler, then quits.
 using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
-
-/// The runtime's event hub: channels and the runtime send it events (only
-/// while someone subscribes), subscribers get the ones their filter passes.
-/// A spawn being written holds its task's events (hold_atom) until its
-/// `spawned` event comes, or abandon_atom says that none will.
-using event_hub_actor = event_actor::extend<
-  caf::replies_to<subscribe_atom, event_filter, event_actor>::with<bool>,
-  caf::reacts_to<hold_atom, uuid>, caf::reacts_to<abandon_atom, uuid>>;
 
 /// The runner's side of one joined worker: spawned by the router, it owns the
 /// attempts sent to the worker, monitors the worker actor and fences
@@ -191,6 +208,8 @@ using channel_actor = caf::typed_actor<
   caf::reacts_to<peers_atom, lease_keeper_actor>,
   // dispatcher: pause (true) or resume (false) starting attempts.
   caf::reacts_to<pause_atom, bool>,
+  // dispatcher: where events go (invalid: nobody subscribes).
+  caf::reacts_to<events_atom, event_sink_actor>,
   // dispatcher: the runtime stops; give back what has not started.
   caf::reacts_to<stop_atom>,
   // dispatcher: the shutdown timeout passed; cancel what runs.
@@ -216,6 +235,9 @@ using dispatcher_actor = caf::typed_actor<
   // the channel actors that live now.
   caf::replies_to<channels_atom>::with<std::vector<channel_actor>>,
   caf::reacts_to<pause_atom, std::string, bool>,
+  // event hub: where events go (invalid: nobody subscribes); passed on to
+  // every channel.
+  caf::reacts_to<events_atom, event_sink_actor>,
   // runtime: a restarted sibling (claim database, pool, router, completer,
   // keeper).
   caf::reacts_to<peers_atom, database_actor>,
@@ -285,6 +307,8 @@ using supervisor_actor = caf::typed_actor<
 /// The runtime's face (runtime_actor) as its supervisor sees it: told where
 /// the calls go, at the start and after each restart.
 using face_actor = runtime_actor::extend<
+  // event hub: where spawned events go (invalid: nobody subscribes).
+  caf::reacts_to<events_atom, event_sink_actor>,
   // the admin database: cancel, status, pause, spawn.
   caf::reacts_to<peers_atom, database_actor>,
   caf::reacts_to<peers_atom, dispatcher_actor>,

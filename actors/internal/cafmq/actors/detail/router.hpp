@@ -15,6 +15,8 @@
 // back what waits and stops the ports, which end once their attempts did.
 // Takes and sends: see router_actor in detail/protocol.hpp.
 
+#include <memory>
+
 #include <caf/fwd.hpp>
 
 #include "cafmq/actors/detail/context.hpp"
@@ -22,8 +24,12 @@
 
 namespace cafmq::actors {
 
-/// Spawns a router whose workers checkpoint through `db`.
+class started_attempts;
+
+/// Spawns a router whose workers checkpoint through `db`; it counts in
+/// `started` the attempts it placed on workers.
 router_actor spawn_router(caf::actor_system& sys, context_ptr ctx,
-                          database_actor db);
+                          database_actor db,
+                          std::shared_ptr<started_attempts> started);
 
 } // namespace cafmq::actors

@@ -24,10 +24,13 @@
 
 namespace cafmq::actors {
 
+class started_attempts;
+
 /// Spawns the session actor, detached (see the top of this header); it
 /// tells `dispatcher` to claim when notifications do not arrive and runs
 /// its calls under `guard`.
 session_actor spawn_session(caf::actor_system& sys, context_ptr ctx,
-                            dispatcher_actor dispatcher, guard_ptr guard);
+                            dispatcher_actor dispatcher, guard_ptr guard,
+                            std::shared_ptr<started_attempts> started);
 
 } // namespace cafmq::actors

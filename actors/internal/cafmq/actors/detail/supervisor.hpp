@@ -48,6 +48,7 @@ class queue_connection;
 namespace cafmq::actors {
 
 class executor;
+class started_attempts;
 
 /// The runtime's database actors, one connection each, by what they
 /// carry, so that no kind of call waits behind another: a slow prune or a
