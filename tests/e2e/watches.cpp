@@ -181,6 +181,15 @@ CAF_TEST(a thousand watches share one thread and one connection) {
   });
   // Watches still open when the runtime stops end with a clear error.
   auto never = spawn_builder{"not_served_here"}.spawn(*conn)->id;
+  // A watcher that ends frees its watch: its task is no longer watched.
+  auto watched = [&] {
+    return query_value<int>("SELECT count(*) FROM cafmq.watches");
+  };
+  auto gone = sys->spawn(count_watch_end, std::make_shared<watch_tally>());
+  caf::anon_send(*rt, watch_atom::value, never, gone);
+  wait_for([&] { return watched() == 1; });
+  caf::anon_send_exit(gone, caf::exit_reason::user_shutdown);
+  wait_for([&] { return watched() == 0; });
   auto left = std::make_shared<watch_tally>();
   for (int i = 0; i < 5; ++i)
     caf::anon_send(*rt, watch_atom::value, never,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/detail/watch_service.hpp"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
@@ -29,6 +31,9 @@ struct watch_service_state {
   cafmq::detail::watch_set set;
   // The watchers of each watched task.
   std::map<uuid, std::vector<watcher_actor>> watchers;
+  // The tasks each watcher watches (once per watch): monitored while it
+  // watches any.
+  std::map<caf::actor_addr, std::vector<uuid>> watched_by;
   std::size_t count = 0;
   // A poll_atom is on its way.
   bool looping = false;
@@ -83,6 +88,18 @@ void report(watch_service_ptr self, const uuid& id,
   if (!last)
     return;
   st.count -= i->second.size();
+  for (auto& w : i->second) {
+    auto j = st.watched_by.find(w.address());
+    if (j == st.watched_by.end())
+      continue;
+    auto& ids = j->second;
+    if (auto k = std::find(ids.begin(), ids.end(), id); k != ids.end())
+      ids.erase(k);
+    if (ids.empty()) {
+      self->demonitor(w.address());
+      st.watched_by.erase(j);
+    }
+  }
   st.watchers.erase(i);
 }
 
@@ -120,18 +137,24 @@ void poll_watches(watch_service_ptr self) {
 // Forgets the watches of a watcher that ended.
 void watcher_gone(watch_service_ptr self, const caf::actor_addr& who) {
   auto& st = self->state;
-  for (auto i = st.watchers.begin(); i != st.watchers.end();) {
+  auto j = st.watched_by.find(who);
+  if (j == st.watched_by.end())
+    return;
+  auto ids = std::move(j->second);
+  st.watched_by.erase(j);
+  for (auto& id : ids) {
+    auto i = st.watchers.find(id);
+    if (i == st.watchers.end())
+      continue;
     auto& xs = i->second;
     auto before = xs.size();
     xs.erase(std::remove_if(xs.begin(), xs.end(),
                             [&](auto& x) { return x.address() == who; }),
              xs.end());
     st.count -= before - xs.size();
-    if (xs.empty() && before > 0) {
-      st.set.remove(i->first);
-      i = st.watchers.erase(i);
-    } else {
-      ++i;
+    if (xs.empty()) {
+      st.set.remove(id);
+      st.watchers.erase(i);
     }
   }
 }
@@ -163,7 +186,10 @@ watch_service(watch_service_ptr self, context_ptr ctx, guard_ptr guard) {
                        + ")"));
         return;
       }
-      self->monitor(watcher);
+      auto& ids = st.watched_by[watcher.address()];
+      if (ids.empty())
+        self->monitor(watcher);
+      ids.push_back(id);
       auto& xs = st.watchers[id];
       auto known = !xs.empty();
       xs.push_back(watcher);
