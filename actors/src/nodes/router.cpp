@@ -3,62 +3,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
-#include <memory>
 #include <set>
-#include <unordered_map>
 
 #include <caf/all.hpp>
 
 #include "cafmq/actors/detail/worker_port.hpp"
 #include "cafmq/error.hpp"
+#include "nodes/router_state.hpp"
 #include "runtime/attempt.hpp"
-#include "runtime/owners.hpp"
 #include "runtime/started_attempts.hpp"
 
 namespace cafmq::actors {
 
 namespace router_impl {
-
-// An attempt placed on a worker.
-struct placed_attempt {
-  channel_actor owner;
-  worker_port_actor port;
-  // Its task's metrics, and when it was placed.
-  runtime_metrics::task_instruments* metrics = nullptr;
-  std::chrono::steady_clock::time_point started;
-};
-
-// A joined worker, as the router places attempts on it.
-struct worker_entry {
-  worker_port_actor port;
-  worker_offer offer;
-  // Attempts on it now.
-  int load = 0;
-  // Attempts placed by the current message, sent in one batch by `flush`.
-  std::vector<claimed_task> batch;
-};
-
-using waiting_list = std::deque<std::pair<claimed_task, channel_actor>>;
-
-struct router_state {
-  context_ptr ctx;
-  database_actor db;
-  std::shared_ptr<started_attempts> started;
-  std::unordered_map<attempt_ref, placed_attempt> placed;
-  // Shared with the exit hook, which stops the ports however we end.
-  std::shared_ptr<std::vector<worker_entry>> workers
-    = std::make_shared<std::vector<worker_entry>>();
-  // Attempts waiting for a free worker, by task name.
-  std::unordered_map<std::string, waiting_list> waiting;
-  // Told what the workers offer.
-  offer_listener_actor offers_to;
-  actors::owners owners;
-  bool stopping = false;
-  static inline const char* name = "cafmq.router";
-};
-
-using router_ptr = router_actor::stateful_pointer<router_state>;
 
 bool offers(const worker_entry& w, const std::string& name) {
   auto& names = w.offer.names;

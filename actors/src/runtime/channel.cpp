@@ -112,16 +112,9 @@ void cancel_started(channel_ptr self, const attempt_ref& ref,
 // outcome coming: they failed.
 void fail_started(channel_ptr self, bool remote) {
   std::vector<task_outcome> outcomes;
-  for (auto& kvp : self->state.attempts) {
-    if (kvp.second.phase != attempt::started || kvp.second.remote != remote)
-      continue;
-    task_outcome outcome;
-    outcome.ref = kvp.first;
-    outcome.kind = task_outcome::failed;
-    outcome.error = remote ? "the worker router crashed while the attempt ran"
-                           : "the worker pool crashed while the attempt ran";
-    outcomes.push_back(std::move(outcome));
-  }
+  for (auto& [ref, x] : self->state.attempts)
+    if (x.phase == attempt::started && x.remote == remote)
+      outcomes.push_back(channel_impl::crashed_outcome(ref, remote));
   finish(self, std::move(outcomes));
 }
 

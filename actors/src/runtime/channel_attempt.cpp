@@ -5,6 +5,15 @@
 
 namespace cafmq::actors::channel_impl {
 
+task_outcome crashed_outcome(const attempt_ref& ref, bool remote) {
+  task_outcome result;
+  result.ref = ref;
+  result.kind = task_outcome::failed;
+  result.error = remote ? "the worker router crashed while the attempt ran"
+                        : "the worker pool crashed while the attempt ran";
+  return result;
+}
+
 // The event of an outcome that is now written.
 task_event written_event(const attempt& x, const runtime_context& ctx) {
   auto kind = task_event::completed;

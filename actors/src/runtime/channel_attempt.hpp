@@ -25,6 +25,10 @@ struct attempt {
   task_outcome outcome;
 };
 
+/// The outcome of a started attempt whose pool (or router, `remote`)
+/// crashed: it failed, retryably.
+task_outcome crashed_outcome(const attempt_ref& ref, bool remote);
+
 /// The event of an outcome that is now written.
 task_event written_event(const attempt& x, const runtime_context& ctx);
 
