@@ -2,6 +2,7 @@
 #include "cafmq/actors/detail/runtime_metrics.hpp"
 
 #include <array>
+#include <atomic>
 #include <iterator>
 #include <mutex>
 #include <unordered_map>
@@ -117,6 +118,8 @@ struct runtime_metrics::impl {
         .Help("Database connections this runner holds open")
         .Register(*registry)
         .Add({});
+  // An endpoint serves these (collectable was called): histograms count.
+  std::atomic<bool> served{false};
   // Made in the constructor, read-only after: found without a lock.
   std::unordered_map<std::string, task_instruments> known;
   mutable std::mutex mtx;
@@ -166,7 +169,9 @@ void runtime_metrics::picked_up(task_instruments& task,
 
 void runtime_metrics::ran(task_instruments& task,
                           std::chrono::steady_clock::duration d) {
-  task.duration->Observe(std::chrono::duration<double>(d).count());
+  // A histogram takes a lock: only for an endpoint that serves it.
+  if (impl_->served.load(std::memory_order_relaxed))
+    task.duration->Observe(std::chrono::duration<double>(d).count());
 }
 
 void runtime_metrics::ended(task_instruments& task, ending how) {
@@ -274,6 +279,7 @@ private:
 
 std::shared_ptr<prometheus::Collectable> runtime_metrics::collectable(
   std::function<std::optional<runtime_sample>()> sample) {
+  impl_->served.store(true, std::memory_order_relaxed);
   return std::make_shared<runtime_collectable>(impl_->registry,
                                                std::move(sample));
 }

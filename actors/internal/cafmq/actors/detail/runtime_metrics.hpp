@@ -80,7 +80,8 @@ public:
   /// An attempt was claimed `waited` after it became ready.
   void picked_up(task_instruments& task, std::chrono::microseconds waited);
 
-  /// An attempt's handler returned after `duration`.
+  /// An attempt's handler returned after `duration` (observed once an
+  /// endpoint serves the metrics: see `collectable`).
   void ran(task_instruments& task, std::chrono::steady_clock::duration d);
 
   /// An attempt's outcome is written.
