@@ -4,8 +4,8 @@
 # preset, as the quickstart does, plus the API docs with Doxygen, warnings as
 # errors), start the private PostgreSQL and run every suite of build/ (extra
 # args go to that ctest, e.g. -L db, -R ordered) while the unit and actor
-# suites are built and run under AddressSanitizer + UBSan and the thread
-# suites under ThreadSanitizer. Prints each stage's wall time at the end.
+# suites (and the add_subdirectory consumer) are built and run under
+# AddressSanitizer + UBSan and the thread suites under ThreadSanitizer. Prints each stage's wall time at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -32,13 +32,18 @@ build_dev() {
 }
 
 # Unit and deterministic actor suites under ASan everywhere and UBSan in the
-# libraries; any report fails the run.
+# libraries; any report fails the run. The tree is the asan preset's, built
+# under tests/consumer's add_subdirectory: it is also the package test's
+# add_subdirectory mode, whose consumer then runs under ASan too.
 asan() {
-  cmake --preset asan >/dev/null \
-    && cmake --build build-asan -j2 --target cafmq-unit-tests \
-      cafmq-actor-tests cafmq-thread-tests \
+  local tree=build-asan-subdirectory
+  cmake -S tests/consumer --preset asan-subdirectory >/dev/null \
+    && cmake --build $tree -j2 --target cafmq-unit-tests \
+      cafmq-actor-tests cafmq-thread-tests consumer \
     && UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
-      ctest --test-dir build-asan -L unit --output-on-failure
+      ctest --test-dir $tree/cafmq -L unit --output-on-failure \
+    && CAFMQ_SUBDIRECTORY_BUILD=$tree \
+      bash tests/scripts/consumer.sh build subdirectory
 }
 
 # The suites that run real threads (the deterministic actor suites run on
@@ -50,12 +55,14 @@ tsan() {
       ctest --test-dir build-tsan -L threads --output-on-failure
 }
 
-suites() {
+database() {
   if [[ -z ${CAFMQ_DATABASE_URL:-} ]]; then
     CAFMQ_PG_FAST=1 bash scripts/pg.sh start || return
   fi
-  CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url) || return
-  export CAFMQ_DATABASE_URL
+  CAFMQ_DATABASE_URL=$(bash scripts/pg.sh url)
+}
+
+suites() {
   ctest --test-dir build -j2 --output-on-failure "$@"
 }
 
@@ -85,4 +92,6 @@ both() {
 
 stage setup bash scripts/setup.sh all
 stage build build_dev
+stage database database
+export CAFMQ_DATABASE_URL
 stage both both "$@"

@@ -5,7 +5,11 @@
 #                 pkg-config files, and the installed tool)
 #   deb           against the Debian package (cpack -G DEB, dpkg -i, removed
 #                 at the end)
-#   subdirectory  through add_subdirectory of the source tree
+#   subdirectory  through add_subdirectory of the source tree; with
+#                 CAFMQ_SUBDIRECTORY_BUILD=DIR, the consumer already built
+#                 in DIR (a tree of tests/consumer with CAFMQ_SOURCE_DIR set
+#                 to this checkout: scripts/test.sh's ASan tree) instead of
+#                 compiling the libraries again
 # usage: consumer.sh BUILD_DIR [MODE...]  (default: all three)
 # Needs CAFMQ_DATABASE_URL; each consumer spawns a task and runs it there.
 set -euo pipefail
@@ -126,13 +130,33 @@ for mode in "${MODES[@]}"; do
     ;;
   subdirectory)
     step "add_subdirectory($ROOT)"
-    # One unity batch per library: the least CPU for a tree built once.
-    build_and_run "$WORK/subdirectory" "-DCAFMQ_SOURCE_DIR=$ROOT" \
-      -DCAFMQ_UNITY_BATCH_SIZE=0
-    # Only the libraries were built: no tests, examples or bench.
-    if find "$WORK/subdirectory" -name 'cafmq-*-tests' -o -name 'cafmq-bench' \
-       -o -name 'cafmq-quickstart' | grep -q .; then
-      die "add_subdirectory built tests, examples or the bench"
+    # By default a consumer's build makes only the libraries it links: no
+    # tests, examples or bench (the commands of its whole build, not run).
+    cmake -S "$ROOT/tests/consumer" -B "$WORK/subdirectory-plan" -G Ninja \
+      "-DCAFMQ_SOURCE_DIR=$ROOT" >"$WORK/plan.configure.log" 2>&1 \
+      || { cat "$WORK/plan.configure.log"; die "configure failed (add_subdirectory)"; }
+    plan=$(ninja -C "$WORK/subdirectory-plan" -t commands all)
+    grep -q 'libcafmq_actors' <<<"$plan" \
+      || die "a consumer's build would not make libcafmq_actors"
+    if grep -E 'cafmq-[a-z]+-tests|cafmq-bench|cafmq-quickstart' <<<"$plan"; then
+      die "a consumer's build would make tests, examples or the bench"
+    fi
+    for option in TESTS EXAMPLES BENCH; do
+      grep -qx "CAFMQ_BUILD_$option:BOOL=OFF" "$WORK/subdirectory-plan/CMakeCache.txt" \
+        || die "CAFMQ_BUILD_$option is not OFF under add_subdirectory"
+    done
+    if [[ -n ${CAFMQ_SUBDIRECTORY_BUILD:-} ]]; then
+      tree=$(cd "$CAFMQ_SUBDIRECTORY_BUILD" && pwd -P)
+      src=$(sed -n 's/^CAFMQ_SOURCE_DIR:[A-Z]*=//p' "$tree/CMakeCache.txt")
+      [[ -n $src && $(cd "$src" && pwd -P) == "$ROOT" ]] \
+        || die "$tree is not tests/consumer with add_subdirectory($ROOT)"
+      cmake --build "$tree" -j2 --target consumer >"$WORK/subdirectory.build.log" 2>&1 \
+        || { tail -40 "$WORK/subdirectory.build.log"; die "build failed ($tree)"; }
+      run_consumer "$tree/consumer"
+    else
+      # One unity batch per library: the least CPU for a tree built once.
+      build_and_run "$WORK/subdirectory" "-DCAFMQ_SOURCE_DIR=$ROOT" \
+        -DCAFMQ_UNITY_BATCH_SIZE=0
     fi
     ;;
   *) die "unknown mode $mode" ;;

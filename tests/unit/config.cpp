@@ -14,7 +14,7 @@
 
 using namespace cafmq::actors;
 
-namespace {
+namespace config_impl {
 
 // Every option of the [cafmq] groups that --help lists, as "group.name".
 std::set<std::string> listed_options(const config& cfg) {
@@ -108,7 +108,12 @@ void check_same(const runner_config& x, const runner_config& y) {
 #undef CAFMQ_SAME_COUNT
 }
 
-} // namespace
+struct fixture {};
+} // namespace config_impl
+
+using namespace config_impl;
+
+CAF_TEST_FIXTURE_SCOPE(config_tests, config_impl::fixture)
 
 CAF_TEST(without a config file the options take the defaults of runner_config) {
   config cfg;
@@ -212,3 +217,5 @@ CAF_TEST(docs / configuration.md lists every option with its default) {
   }
   CAF_CHECK_GREATER(rows, 40);
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -14,7 +14,7 @@
 
 using namespace cafmq;
 
-namespace {
+namespace connection_string_impl {
 
 using settings = std::map<std::string, std::string>;
 
@@ -66,9 +66,11 @@ struct fixture {
   }
 };
 
-} // namespace
+} // namespace connection_string_impl
 
-CAF_TEST_FIXTURE_SCOPE(connection_string_tests, fixture)
+using namespace connection_string_impl;
+
+CAF_TEST_FIXTURE_SCOPE(connection_string_tests, connection_string_impl::fixture)
 
 CAF_TEST(a uri without a query gets every setting in a new query) {
   auto url = string_or_fail(connection_string("postgresql://db.example/app"));

@@ -10,7 +10,7 @@
 
 using namespace cafmq;
 
-namespace {
+namespace cron_impl {
 
 struct next_row {
   const char* expr;
@@ -150,7 +150,12 @@ std::string show(const std::optional<local_time>& x) {
   return x ? x->to_string() : "none";
 }
 
-} // namespace
+struct fixture {};
+} // namespace cron_impl
+
+using namespace cron_impl;
+
+CAF_TEST_FIXTURE_SCOPE(cron_tests, cron_impl::fixture)
 
 CAF_TEST(next times match the table) {
   for (auto& row : next_rows) {
@@ -284,3 +289,5 @@ CAF_TEST(local times order by their fields) {
   auto str = x.to_string();
   CAF_CHECK_EQUAL(str, "2026-03-10 12:00:00");
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

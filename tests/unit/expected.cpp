@@ -9,7 +9,7 @@
 
 using namespace cafmq;
 
-namespace {
+namespace expected_impl {
 
 caf::expected<int> good() {
   return 42;
@@ -30,7 +30,12 @@ bool throws(F f) {
   return false;
 }
 
-} // namespace
+struct fixture {};
+} // namespace expected_impl
+
+using namespace expected_impl;
+
+CAF_TEST_FIXTURE_SCOPE(expected_tests, expected_impl::fixture)
 
 CAF_TEST(ok tells a value from an error) {
   CAF_CHECK(ok(good()));
@@ -68,3 +73,5 @@ CAF_TEST(throw_if_error throws for an error and not for none) {
   CAF_CHECK(throws<error_exception>(
     [] { throw_if_error(make_error(errc::conflict)); }));
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -9,7 +9,7 @@
 
 using namespace cafmq::actors;
 
-namespace {
+namespace metrics_address_impl {
 
 std::string bound(const std::string& listen) {
   auto x = metrics_bind_address(listen);
@@ -18,7 +18,12 @@ std::string bound(const std::string& listen) {
   return *x;
 }
 
-} // namespace
+struct fixture {};
+} // namespace metrics_address_impl
+
+using namespace metrics_address_impl;
+
+CAF_TEST_FIXTURE_SCOPE(metrics_address_tests, metrics_address_impl::fixture)
 
 CAF_TEST(a bare port or a port after a colon binds loopback) {
   CAF_CHECK_EQUAL(bound("9100"), "127.0.0.1:9100");
@@ -56,3 +61,5 @@ CAF_TEST(an endpoint on port zero serves on the port it took) {
   CAF_CHECK_NOT_EQUAL(cafmq::render(second.error()).find("cannot serve"),
                       std::string::npos);
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -13,13 +13,18 @@
 using namespace cafmq;
 using namespace std::chrono_literals;
 
-namespace {
+namespace spawn_builder_impl {
 
 errc code(const spawn_builder& x) {
   return code_of(x.validate());
 }
 
-} // namespace
+struct fixture {};
+} // namespace spawn_builder_impl
+
+using namespace spawn_builder_impl;
+
+CAF_TEST_FIXTURE_SCOPE(spawn_builder_tests, spawn_builder_impl::fixture)
 
 CAF_TEST(a builder with defaults is valid) {
   CAF_CHECK_EQUAL(code(spawn_builder{"send-mail"}), errc::none);
@@ -82,11 +87,11 @@ CAF_TEST(definitions supply defaults that builders override) {
   opts.ordered = true;
   task_definition def{"example", [](current_task&) { return caf::error{}; },
                       opts};
-  auto spec = detail::spawn_access::to_spec(def.builder());
+  auto spec = cafmq::detail::spawn_access::to_spec(def.builder());
   CAF_CHECK(spec["channel_name"] == "foo");
   CAF_CHECK(spec["max_attempts"] == 3);
   CAF_CHECK(spec["ordered"] == true);
-  auto over = detail::spawn_access::to_spec(
+  auto over = cafmq::detail::spawn_access::to_spec(
     def.builder().channel_name("bar").ordered(false));
   CAF_CHECK(over["channel_name"] == "bar");
   CAF_CHECK(over["ordered"] == false);
@@ -94,12 +99,13 @@ CAF_TEST(definitions supply defaults that builders override) {
 
 CAF_TEST(the spawn spec keeps every string verbatim) {
   std::string odd = "q\"uote \\ back\tslash\x01 \xc3\xa9 ; DROP";
-  auto spec = detail::spawn_access::to_spec(spawn_builder{odd}
-                                              .channel_name(odd)
-                                              .channel_args("{\"a\": [1]}")
-                                              .unique_key(odd)
-                                              .raw_json("{\"s\": \"x\\\"y\"}")
-                                              .bytes(std::string{"\0\xff", 2}));
+  auto spec
+    = cafmq::detail::spawn_access::to_spec(spawn_builder{odd}
+                                             .channel_name(odd)
+                                             .channel_args("{\"a\": [1]}")
+                                             .unique_key(odd)
+                                             .raw_json("{\"s\": \"x\\\"y\"}")
+                                             .bytes(std::string{"\0\xff", 2}));
   CAF_CHECK(spec["name"] == odd);
   CAF_CHECK(spec["channel_name"] == odd);
   CAF_CHECK(spec["channel_args"] == "{\"a\": [1]}");
@@ -142,12 +148,15 @@ CAF_TEST(copies of a builder draw ids of their own at spawn) {
   std::set<std::string> ids;
   for (auto& x : xs) {
     CAF_CHECK(!x.id());
-    ids.insert(detail::spawn_access::to_spec(x)["id"].get<std::string>());
+    ids.insert(
+      cafmq::detail::spawn_access::to_spec(x)["id"].get<std::string>());
   }
   CAF_CHECK_EQUAL(ids.size(), 9u);
   // Each spawn draws again: one builder spawned twice is two tasks.
-  auto first = detail::spawn_access::to_spec(xs[0])["id"].get<std::string>();
-  auto second = detail::spawn_access::to_spec(xs[0])["id"].get<std::string>();
+  auto first
+    = cafmq::detail::spawn_access::to_spec(xs[0])["id"].get<std::string>();
+  auto second
+    = cafmq::detail::spawn_access::to_spec(xs[0])["id"].get<std::string>();
   CAF_CHECK_NOT_EQUAL(first, second);
 }
 
@@ -157,5 +166,7 @@ CAF_TEST(an id set explicitly is copied) {
   auto copy = x;
   CAF_REQUIRE(copy.id());
   CAF_CHECK(*copy.id() == id);
-  CAF_CHECK(detail::spawn_access::to_spec(copy)["id"] == to_string(id));
+  CAF_CHECK(cafmq::detail::spawn_access::to_spec(copy)["id"] == to_string(id));
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -10,6 +10,14 @@
 
 using namespace cafmq;
 
+namespace uuid_impl {
+
+struct fixture {};
+
+} // namespace uuid_impl
+
+CAF_TEST_FIXTURE_SCOPE(uuid_tests, uuid_impl::fixture)
+
 CAF_TEST(random uuids are version 4 and distinct) {
   std::set<uuid> seen;
   for (int i = 0; i < 1000; ++i) {
@@ -65,3 +73,5 @@ CAF_TEST(errors render with their code and context) {
                   errc::stale_attempt);
   CAF_CHECK_EQUAL(code_of(caf::error{}), errc::none);
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

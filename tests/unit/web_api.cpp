@@ -11,6 +11,14 @@ using namespace cafmq;
 using namespace cafmq::web;
 using params = std::multimap<std::string, std::string>;
 
+namespace web_api_impl {
+
+struct fixture {};
+
+} // namespace web_api_impl
+
+CAF_TEST_FIXTURE_SCOPE(web_api_tests, web_api_impl::fixture)
+
 CAF_TEST(durations take a number and a unit) {
   using namespace std::chrono;
   CAF_CHECK_EQUAL(parse_duration("90")->count(), 90'000'000);
@@ -93,3 +101,5 @@ CAF_TEST(invalid UTF - 8 in user data does not break a response) {
   auto text = dump(to_json(row));
   CAF_CHECK_NOT_EQUAL(text.find("bad"), std::string::npos);
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

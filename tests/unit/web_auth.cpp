@@ -6,7 +6,7 @@
 
 using namespace cafmq::web;
 
-namespace {
+namespace web_auth_impl {
 
 gate with_token() {
   gate g;
@@ -14,7 +14,12 @@ gate with_token() {
   return g;
 }
 
-} // namespace
+struct fixture {};
+} // namespace web_auth_impl
+
+using namespace web_auth_impl;
+
+CAF_TEST_FIXTURE_SCOPE(web_auth_tests, web_auth_impl::fixture)
 
 CAF_TEST(random secrets differ and have the asked length) {
   auto x = random_hex(32);
@@ -104,3 +109,5 @@ CAF_TEST(actions need the CSRF token and no foreign origin) {
     g.check_action(credential::bearer, "", "http://evil.example", host, ""),
     "");
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -10,7 +10,7 @@ using namespace cafmq;
 using namespace cafmq::web;
 using namespace std::chrono;
 
-namespace {
+namespace web_series_impl {
 
 queue_stat live(std::string channel, task_state state, std::int64_t tasks,
                 std::int64_t ready = 0,
@@ -39,7 +39,12 @@ queue_sample sample_at(int seconds, std::vector<queue_stat> live_counts,
   return s;
 }
 
-} // namespace
+struct fixture {};
+} // namespace web_series_impl
+
+using namespace web_series_impl;
+
+CAF_TEST_FIXTURE_SCOPE(web_series_tests, web_series_impl::fixture)
 
 CAF_TEST(the first point has counts but no rates) {
   series_ring ring{10};
@@ -179,3 +184,5 @@ CAF_TEST(a point in JSON has the fields the page reads) {
   other.add({}, sample_at(0, {}), std::nullopt);
   CAF_CHECK(to_json(other.points().at(0))["handlers"].is_null());
 }
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -21,7 +21,7 @@ namespace {
 // are bounded separately (dashboard_options::connections).
 constexpr int http_threads = 16;
 
-caf::error invalid(std::string what) {
+caf::error bad_option(std::string what) {
   return make_error(errc::invalid_argument, std::move(what));
 }
 
@@ -30,16 +30,17 @@ caf::expected<std::pair<std::string, int>>
 parse_listen(const std::string& str) {
   auto colon = str.rfind(':');
   if (colon == std::string::npos || colon + 1 == str.size())
-    return invalid("dashboard listen address '" + str + "' is not HOST:PORT");
+    return bad_option("dashboard listen address '" + str
+                      + "' is not HOST:PORT");
   auto port_str = str.substr(colon + 1);
   if (port_str.size() > 5
       || port_str.find_first_not_of("0123456789") != std::string::npos
       || std::stoi(port_str) > 65535)
-    return invalid("dashboard listen address '" + str
-                   + "' has no port from 0 to 65535");
+    return bad_option("dashboard listen address '" + str
+                      + "' has no port from 0 to 65535");
   auto host = host_of(str);
   if (host.empty())
-    return invalid("dashboard listen address '" + str + "' has no host");
+    return bad_option("dashboard listen address '" + str + "' has no host");
   return std::make_pair(host, std::stoi(port_str));
 }
 
@@ -136,7 +137,7 @@ caf::error dashboard::start() {
   auto& d = *impl_;
   std::lock_guard<std::mutex> guard{d.mtx};
   if (d.started)
-    return invalid("the dashboard is already started");
+    return bad_option("the dashboard is already started");
   auto addr = parse_listen(d.opts.listen);
   if (!addr)
     return std::move(addr.error());
@@ -145,13 +146,14 @@ caf::error dashboard::start() {
   d.secrets.user = d.opts.user;
   d.secrets.password = d.opts.password;
   if (d.secrets.open() && !is_loopback(host))
-    return invalid("the dashboard listens on " + host
-                   + ", which is not loopback: give it a token or a user and "
-                     "password");
+    return bad_option(
+      "the dashboard listens on " + host
+      + ", which is not loopback: give it a token or a user and "
+        "password");
   if (!d.opts.user.empty() && d.opts.password.empty())
-    return invalid("the dashboard's basic-auth user has no password");
+    return bad_option("the dashboard's basic-auth user has no password");
   if (d.opts.connections < 1)
-    return invalid("the dashboard needs at least one database connection");
+    return bad_option("the dashboard needs at least one database connection");
   d.page = dashboard_page;
   replace_all(d.page, "{{csrf}}", html_escape(d.secrets.csrf));
   replace_all(d.page, "{{read_only}}", d.opts.read_only ? "true" : "false");
@@ -183,13 +185,13 @@ caf::error dashboard::start() {
   if (port == 0) {
     auto bound = d.server.bind_to_any_port(host);
     if (bound < 0)
-      return invalid("the dashboard cannot listen on " + d.opts.listen
-                     + " (not a local address?)");
+      return bad_option("the dashboard cannot listen on " + d.opts.listen
+                        + " (not a local address?)");
     d.port = static_cast<std::uint16_t>(bound);
   } else {
     if (!d.server.bind_to_port(host, port))
-      return invalid("the dashboard cannot listen on " + d.opts.listen
-                     + " (address in use, or not a local address)");
+      return bad_option("the dashboard cannot listen on " + d.opts.listen
+                        + " (address in use, or not a local address)");
     d.port = static_cast<std::uint16_t>(port);
   }
   d.thread = std::thread{[&d] {
