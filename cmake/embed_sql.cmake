@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
+cmake_minimum_required(VERSION 3.25)
 # Generates a C++ header that embeds the SQL files of sql/ at build time.
 # Inputs: SQL_DIR, OUTPUT. Migrations become cafmq::sql::migrations (ordered by
 # their number), each with the SHA-256 of its file (what `sha256sum` prints),
-# which schema_version records; each file of queries/ becomes a constant named
-# after it.
+# which schema_version records; the files of functions/ become
+# cafmq::sql::functions, in the order functions/ORDER declares, each with its
+# SHA-256, which schema_functions records; each file of queries/ becomes a
+# constant named after it.
 file(GLOB migration_files "${SQL_DIR}/migrations/*.sql")
 list(SORT migration_files)
 file(GLOB query_files "${SQL_DIR}/queries/*.sql")
@@ -32,6 +35,49 @@ foreach(path IN LISTS migration_files)
 endforeach()
 string(APPEND out "inline constexpr migration migrations[] = {\n${entries}};\n\n")
 string(APPEND out "inline constexpr std::size_t migration_count = ${count};\n\n")
+
+# functions/ORDER: one file name (without .sql) per line, in the order they
+# are applied; a line starting with # is a comment. Every file is listed
+# once, and every listed file exists.
+file(STRINGS "${SQL_DIR}/functions/ORDER" order_lines)
+set(function_names "")
+foreach(line IN LISTS order_lines)
+  string(STRIP "${line}" line)
+  if(line STREQUAL "" OR line MATCHES "^#")
+    continue()
+  endif()
+  if(NOT line MATCHES "^[a-z_][a-z0-9_]*$")
+    message(FATAL_ERROR "sql/functions/ORDER: '${line}' is not a file name")
+  endif()
+  if(line IN_LIST function_names)
+    message(FATAL_ERROR "sql/functions/ORDER lists ${line} twice")
+  endif()
+  if(NOT EXISTS "${SQL_DIR}/functions/${line}.sql")
+    message(FATAL_ERROR "sql/functions/ORDER lists ${line}, which has no file")
+  endif()
+  list(APPEND function_names "${line}")
+endforeach()
+file(GLOB function_files "${SQL_DIR}/functions/*.sql")
+foreach(path IN LISTS function_files)
+  get_filename_component(base "${path}" NAME_WE)
+  if(NOT base IN_LIST function_names)
+    message(FATAL_ERROR "sql/functions/ORDER does not list ${base}.sql")
+  endif()
+endforeach()
+string(APPEND out "struct function_file {\n  const char* name;\n")
+string(APPEND out "  const char* text;\n  const char* checksum;\n};\n\n")
+set(entries "")
+set(count 0)
+foreach(name IN LISTS function_names)
+  set(path "${SQL_DIR}/functions/${name}.sql")
+  file(READ "${path}" text)
+  file(SHA256 "${path}" checksum)
+  string(APPEND entries "  {\"${name}\", R\"cafmq_sql(${text})cafmq_sql\",\n")
+  string(APPEND entries "   \"${checksum}\"},\n")
+  math(EXPR count "${count} + 1")
+endforeach()
+string(APPEND out "inline constexpr function_file functions[] = {\n${entries}};\n\n")
+string(APPEND out "inline constexpr std::size_t function_count = ${count};\n\n")
 
 foreach(path IN LISTS query_files)
   get_filename_component(base "${path}" NAME_WE)

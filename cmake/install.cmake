@@ -71,10 +71,12 @@ foreach(pc cafmq-queue cafmq-web cafmq-actors)
     DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 endforeach()
 
-# The migrations (applied by the library itself; shipped for review and for
-# DBAs who apply them by hand), the schema they produce, and the sample
-# configuration the examples read.
+# The migrations and the SQL functions (applied by the library itself;
+# shipped for review and for DBAs who apply them by hand: the migrations by
+# number, then the functions in the order functions/ORDER gives), the schema
+# they produce, and the sample configuration the examples read.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/sql/migrations"
+  "${PROJECT_SOURCE_DIR}/sql/functions"
   DESTINATION "${CAFMQ_INSTALL_SQLDIR}")
 install(FILES "${PROJECT_SOURCE_DIR}/sql/schema.sql"
   DESTINATION "${CAFMQ_INSTALL_SQLDIR}")

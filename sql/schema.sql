@@ -1386,6 +1386,12 @@ CREATE TABLE cafmq.schedules (
     CONSTRAINT schedules_spec_check CHECK ((jsonb_typeof(spec) = 'object'::text))
 );
 
+CREATE TABLE cafmq.schema_functions (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 CREATE TABLE cafmq.schema_version (
     version integer NOT NULL,
     name text NOT NULL,
@@ -1418,6 +1424,9 @@ ALTER TABLE ONLY cafmq.payloads
 
 ALTER TABLE ONLY cafmq.schedules
     ADD CONSTRAINT schedules_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY cafmq.schema_functions
+    ADD CONSTRAINT schema_functions_pkey PRIMARY KEY (name);
 
 ALTER TABLE ONLY cafmq.schema_version
     ADD CONSTRAINT schema_version_pkey PRIMARY KEY (version);

@@ -50,18 +50,29 @@ int migrate_command(const context& ctx, bool status_only) {
         return exit_ok;
       }
       auto steps = json::array();
-      auto version = migrate(conn, [&](const migration_info& x) {
-        steps.push_back(json{{"version", x.version}, {"name", x.name}});
-        if (!ctx.json)
-          std::cout << "applying " << x.version << " (" << x.name << ")"
-                    << std::endl;
-      });
+      auto functions = json::array();
+      auto version = migrate(
+        conn,
+        [&](const migration_info& x) {
+          steps.push_back(json{{"version", x.version}, {"name", x.name}});
+          if (!ctx.json)
+            std::cout << "applying " << x.version << " (" << x.name << ")"
+                      << std::endl;
+        },
+        [&](const std::string& file) {
+          functions.push_back(file);
+          if (!ctx.json)
+            std::cout << "applying functions/" << file << std::endl;
+        });
       if (!version)
         return std::move(version.error());
       if (ctx.json)
-        std::cout << json{{"version", *version}, {"applied", steps}}.dump()
+        std::cout << json{{"version", *version},
+                          {"applied", steps},
+                          {"functions", functions}}
+                       .dump()
                   << '\n';
-      else if (steps.empty())
+      else if (steps.empty() && functions.empty())
         std::cout << "schema version " << *version << ", up to date\n";
       else
         std::cout << "schema version " << *version << '\n';

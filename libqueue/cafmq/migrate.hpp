@@ -17,9 +17,11 @@ namespace cafmq {
 /// The newest schema version this binary carries.
 int latest_schema_version() noexcept;
 
-/// Applies the missing migrations in order, in one transaction, under an
-/// advisory lock so that concurrent callers wait and then find nothing to do.
-/// Returns the schema version afterwards. Refuses with
+/// Applies the missing migrations in order, then the SQL functions whose
+/// file (`sql/functions/`) differs from what the database recorded, in one
+/// transaction, under an advisory lock so that concurrent callers wait and
+/// then find nothing to do. Returns the schema version afterwards. Refuses
+/// with
 /// `errc::schema_too_new` a database migrated by a newer binary, and with
 /// `errc::schema_mismatch` one whose applied migrations are not this
 /// binary's (another name or checksum for a version, a version it does not
@@ -28,9 +30,11 @@ int latest_schema_version() noexcept;
 caf::expected<int> migrate(pqxx::connection_base& conn);
 
 /// Checks without changing anything that the database holds exactly this
-/// binary's migrations, for runners that must not migrate. Returns
-/// `errc::schema_too_old` when migrations are missing (or cafmq is not
-/// installed), else the errors of `migrate`.
+/// binary's migrations and SQL functions, for runners that must not
+/// migrate. Returns `errc::schema_too_old` when migrations are missing (or
+/// cafmq is not installed) or the functions were never recorded,
+/// `errc::schema_mismatch` naming the function files whose checksum
+/// differs, else the errors of `migrate`.
 caf::error check_schema(pqxx::connection_base& conn);
 
 /// The database's schema version; 0 if cafmq was never installed.
@@ -54,5 +58,12 @@ migration_status(pqxx::connection_base& conn);
 caf::expected<int>
 migrate(pqxx::connection_base& conn,
         const std::function<void(const migration_info&)>& on_step);
+
+/// Like `migrate`, also calling `on_function` with the file name (e.g.
+/// `claim.sql`) of each SQL function file before it is applied.
+caf::expected<int>
+migrate(pqxx::connection_base& conn,
+        const std::function<void(const migration_info&)>& on_step,
+        const std::function<void(const std::string&)>& on_function);
 
 } // namespace cafmq

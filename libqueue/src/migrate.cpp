@@ -2,6 +2,7 @@
 #include "cafmq/migrate.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +108,26 @@ caf::expected<int> compare(const std::vector<applied_migration>& xs) {
   return current;
 }
 
+// The binary's SQL function files whose checksum the database does not
+// record (all of them where it records none).
+std::vector<const sql::function_file*>
+stale_functions(pqxx::transaction_base& tx) {
+  std::map<std::string, std::string> applied;
+  for (const auto& row : tx.exec(sql::migrate_functions))
+    applied.emplace(row[0].c_str(), row[1].c_str());
+  std::vector<const sql::function_file*> result;
+  for (const auto& f : sql::functions) {
+    auto i = applied.find(f.name);
+    if (i == applied.end() || i->second != f.checksum)
+      result.push_back(&f);
+  }
+  return result;
+}
+
+std::string file_name(const sql::function_file& f) {
+  return std::string{f.name} + ".sql";
+}
+
 // Gives rows recorded before checksums existed the checksums of this
 // binary's files.
 void backfill(pqxx::transaction_base& tx) {
@@ -133,15 +154,25 @@ caf::expected<int> migrate(pqxx::connection_base& conn) {
 caf::expected<int>
 migrate(pqxx::connection_base& conn,
         const std::function<void(const migration_info&)>& on_step) {
+  return migrate(conn, on_step, nullptr);
+}
+
+caf::expected<int>
+migrate(pqxx::connection_base& conn,
+        const std::function<void(const migration_info&)>& on_step,
+        const std::function<void(const std::string&)>& on_function) {
   return guarded([&]() -> caf::expected<int> {
     {
-      // Up to date already (every start but the first): two reads, no lock
-      // and no DDL.
+      // Up to date already (every start but the first): three reads, no
+      // lock and no DDL.
       pqxx::nontransaction tx{conn};
       auto installed = tx.exec1(sql::migrate_installed);
-      if (installed[0].as<bool>() && installed[1].as<bool>()) {
+      if (installed[0].as<bool>() && installed[1].as<bool>()
+          && installed[2].as<bool>()) {
         auto current = compare(read_applied(tx));
-        if (!current || *current == latest_schema_version())
+        if (!current)
+          return current;
+        if (*current == latest_schema_version() && stale_functions(tx).empty())
           return current;
       }
     }
@@ -167,6 +198,21 @@ migrate(pqxx::connection_base& conn,
                      std::string{m.checksum});
       *current = m.version;
     }
+    // The functions of sql/functions/ after the migrations: each file holds
+    // CREATE OR REPLACE statements for the schema the migrations leave.
+    for (const auto* f : stale_functions(tx)) {
+      if (on_function)
+        on_function(file_name(*f));
+      try {
+        tx.exec(f->text);
+      } catch (const pqxx::sql_error& e) {
+        return make_error(errc::migration_failed, "SQL function file "
+                                                    + file_name(*f)
+                                                    + " failed: " + e.what());
+      }
+      tx.exec_params(sql::migrate_record_function, std::string{f->name},
+                     std::string{f->checksum});
+    }
     tx.commit();
     return current;
   });
@@ -187,6 +233,20 @@ caf::error check_schema(pqxx::connection_base& conn) {
       return std::move(current.error());
     if (*current < latest_schema_version())
       return too_old(*current);
+    if (!installed[2].as<bool>())
+      return make_error(errc::schema_too_old,
+                        "the database records no SQL function files yet: run "
+                        "`cafmq migrate`");
+    auto stale = stale_functions(tx);
+    if (!stale.empty()) {
+      std::string names;
+      for (const auto* f : stale)
+        names += (names.empty() ? "" : ", ") + file_name(*f);
+      return make_error(errc::schema_mismatch,
+                        "the database's SQL functions differ from this "
+                        "binary's files "
+                          + names + ": run `cafmq migrate` with this binary");
+    }
     return caf::none;
   });
 }

@@ -9,4 +9,10 @@ CREATE TABLE IF NOT EXISTS cafmq.schema_version (
   -- checksums existed, until migrate() backfills them.
   checksum text);
 -- Databases migrated before checksums existed lack the column.
-ALTER TABLE cafmq.schema_version ADD COLUMN IF NOT EXISTS checksum text
+ALTER TABLE cafmq.schema_version ADD COLUMN IF NOT EXISTS checksum text;
+-- The SHA-256 of each SQL function file (sql/functions/NAME.sql) as last
+-- applied: migrate() applies a file again when the binary's differs.
+CREATE TABLE IF NOT EXISTS cafmq.schema_functions (
+  name text PRIMARY KEY,
+  checksum text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now())

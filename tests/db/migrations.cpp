@@ -3,6 +3,7 @@
 #include <caf/test/unit_test.hpp>
 
 #include <string>
+#include <vector>
 
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
@@ -154,6 +155,64 @@ CAF_TEST(a migration the binary does not know is refused) {
               != std::string::npos);
     CAF_MESSAGE(render(err));
   }
+}
+
+CAF_TEST(every SQL function file is recorded with its checksum) {
+  CAF_CHECK_EQUAL(
+    query_value<int>("SELECT count(*) FROM cafmq.schema_functions"),
+    static_cast<int>(sql::function_count));
+  for (const auto& f : sql::functions) {
+    auto recorded = query_value<std::string>(
+      "SELECT checksum FROM cafmq.schema_functions WHERE name = '"
+      + std::string{f.name} + "'");
+    CAF_CHECK_EQUAL(recorded, std::string{f.checksum});
+  }
+  // Up to date: migrating again applies no file.
+  std::vector<std::string> applied;
+  auto version = migrate(
+    *conn, nullptr, [&](const std::string& file) { applied.push_back(file); });
+  CAF_REQUIRE(version);
+  CAF_CHECK(applied.empty());
+}
+
+CAF_TEST(an edited function file is applied on the next migrate) {
+  // What a database migrated by a binary with another cancel.sql holds:
+  // another body, recorded under another checksum.
+  exec(*conn, "CREATE OR REPLACE FUNCTION cafmq.cancel(p_id uuid) RETURNS "
+              "text LANGUAGE sql AS $$ SELECT 'from the old file' $$");
+  exec(*conn, "UPDATE cafmq.schema_functions SET checksum = 'old' "
+              "WHERE name = 'cancel'");
+  auto err = check_schema(*conn);
+  CAF_CHECK_EQUAL(code_of(err), errc::schema_mismatch);
+  CAF_CHECK(render(err).find("cancel.sql") != std::string::npos);
+  CAF_MESSAGE(render(err));
+  std::vector<std::string> applied;
+  auto version = migrate(
+    *conn, nullptr, [&](const std::string& file) { applied.push_back(file); });
+  CAF_REQUIRE(version);
+  CAF_CHECK_EQUAL(*version, latest_schema_version());
+  CAF_REQUIRE_EQUAL(applied.size(), 1u);
+  CAF_CHECK_EQUAL(applied[0], "cancel.sql");
+  // The binary's cancel again, under its checksum.
+  CAF_CHECK_EQUAL(
+    query_value<std::string>("SELECT cafmq.cancel('00000000-0000-4000-8000-"
+                             "000000000000')"),
+    "unknown");
+  CAF_CHECK(!check_schema(*conn));
+}
+
+CAF_TEST(a database from before the function files gets them all) {
+  // Migrated by a binary whose functions lived in the migrations only.
+  exec(*conn, "DROP TABLE cafmq.schema_functions");
+  auto err = check_schema(*conn);
+  CAF_CHECK_EQUAL(code_of(err), errc::schema_too_old);
+  CAF_CHECK(render(err).find("cafmq migrate") != std::string::npos);
+  std::vector<std::string> applied;
+  auto version = migrate(
+    *conn, nullptr, [&](const std::string& file) { applied.push_back(file); });
+  CAF_REQUIRE(version);
+  CAF_CHECK_EQUAL(applied.size(), sql::function_count);
+  CAF_CHECK(!check_schema(*conn));
 }
 
 CAF_TEST(a database missing a migration is refused) {

@@ -575,6 +575,18 @@ CAF_TEST(a TLS peer with a certificate of another CA is refused) {
     CAF_MESSAGE("refused: " << render(node.error()));
   }
   {
+    // A client whose certificate the node accepts but which does not trust
+    // the node's: the handshake fails on the client's side, which sees a
+    // failed connect, yet the node is there and takes connections.
+    auto distrustful = tls_of("client");
+    distrustful.cafile = dir + "/otherca.pem";
+    client doubter{distrustful};
+    auto node = connect_node(*doubter.sys, where, 10s);
+    CAF_REQUIRE(!node);
+    CAF_CHECK_EQUAL(code_of(node.error()), errc::access_denied);
+    CAF_MESSAGE("distrustful: " << render(node.error()));
+  }
+  {
     // A client with TLS but without a certificate gets a clear error
     // before connecting (CAF would end the process).
     tls_options none;

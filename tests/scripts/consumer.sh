@@ -81,7 +81,9 @@ for mode in "${MODES[@]}"; do
     cmake --install "$BUILD" --prefix "$WORK/prefix" >"$WORK/install.log" \
       || die "cmake --install failed"
     for f in include/cafmq/version.hpp include/cafmq/actors/runner.hpp \
-             share/cafmq/sql/migrations/0001_schema.sql share/cafmq/cafmq.ini \
+             share/cafmq/sql/migrations/0001_schema.sql \
+             share/cafmq/sql/functions/ORDER share/cafmq/sql/functions/claim.sql \
+             share/cafmq/cafmq.ini \
              share/cafmq/prometheus/alerts.yml bin/cafmq; do
       [[ -e $WORK/prefix/$f ]] || die "not installed: $f"
     done
@@ -117,6 +119,7 @@ for mode in "${MODES[@]}"; do
     contents=$(dpkg -L cafmq)
     for f in /usr/include/cafmq/actors/runner.hpp /usr/include/cafmq/version.hpp \
              /usr/bin/cafmq /usr/share/cafmq/sql/migrations/0001_schema.sql \
+             /usr/share/cafmq/sql/functions/claim.sql \
              /usr/share/cafmq/prometheus/alerts.yml \
              /usr/lib/cmake/cafmq/cafmqConfig.cmake; do
       grep -qx "$f" <<<"$contents" || die "the package lacks $f"

@@ -4,6 +4,11 @@
 #include <map>
 #include <thread>
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 #include <caf/openssl/all.hpp>
@@ -146,6 +151,41 @@ caf::error invalid(std::string what) {
   return make_error(errc::invalid_argument, std::move(what));
 }
 
+// Whether a TCP connection to host:port opens within `timeout` (and is
+// closed at once): tells a node that refused a TLS handshake from one that
+// is not there.
+bool tcp_port_open(const std::string& host, uint16_t port,
+                   caf::timespan timeout) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found)
+      != 0)
+    return false;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  auto open = false;
+  for (auto* a = found; a != nullptr && !open; a = a->ai_next) {
+    auto fd
+      = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+               a->ai_protocol);
+    if (fd < 0)
+      continue;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      open = true;
+    } else if (errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int soerr = 0;
+      socklen_t len = sizeof(soerr);
+      open = poll(&p, 1, static_cast<int>(ms.count())) == 1
+             && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0
+             && soerr == 0;
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return open;
+}
+
 } // namespace
 
 // -- set-up -------------------------------------------------------------------
@@ -268,6 +308,15 @@ caf::expected<node_actor> connect_node(caf::actor_system& sys,
   // did not sign, or TLS on one side only. (A dead node refuses the
   // connection itself; a hung one lets it time out.) A node that was dying
   // as we connected drops it too, so a drop counts only when it repeats.
+  auto refused = [&] {
+    return make_error(
+      errc::access_denied,
+      where.host + ":" + std::to_string(where.port)
+        + ": the handshake failed with a node that takes connections: it "
+          "refused this peer, or this peer refused its certificate (with "
+          "TLS: no client certificate, certificates of different CAs, or "
+          "TLS on one side only)");
+  };
   for (int tries = 1;; ++tries) {
     auto dropped = false;
     self->request(mm, timeout, caf::connect_atom::value, where.host, where.port)
@@ -285,18 +334,19 @@ caf::expected<node_actor> connect_node(caf::actor_system& sys,
         [&](caf::error& x) {
           if (x == caf::sec::disconnect_during_handshake)
             dropped = true;
+          // A TLS handshake that fails on our side (the node's certificate
+          // is not of our CA) ends as a failed connect, like a closed
+          // port: a port that still takes connections is a refusal.
+          else if (where.tls && x == caf::sec::cannot_connect_to_node
+                   && tcp_port_open(where.host, where.port, timeout))
+            err = refused();
           else
             err = unreachable(sys.render(x));
         });
     if (!dropped)
       break;
     if (tries == 2) {
-      err = make_error(
-        errc::access_denied,
-        where.host + ":" + std::to_string(where.port)
-          + ": the node closed the connection during the handshake: it "
-            "refused this peer (with TLS: no client certificate, one "
-            "signed by another CA, or TLS on one side only)");
+      err = refused();
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{100});

@@ -1,0 +1,41 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+
+-- Cancels a task: a pending or uncommitted one ends cancelled at once, a
+-- running one is asked to stop (its handler sees the request at its next
+-- lease renewal). Returns 'cancelled', 'requested', 'unknown', 'expired'
+-- for a reservation past its commit deadline (gone, even before maintenance
+-- removes it), or 'already <state>' for a finished task.
+CREATE OR REPLACE FUNCTION cafmq.cancel(p_id uuid)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_task record;
+BEGIN
+  SELECT t.state, t.ordered, t.channel_name, t.commit_deadline INTO v_task
+    FROM cafmq.tasks t WHERE t.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 'unknown';
+  END IF;
+  IF v_task.state IN ('completed', 'failed', 'cancelled') THEN
+    RETURN 'already ' || v_task.state::text;
+  END IF;
+  IF v_task.state = 'uncommitted' AND v_task.commit_deadline <= now() THEN
+    RETURN 'expired';
+  END IF;
+  IF v_task.state = 'running' THEN
+    UPDATE cafmq.tasks SET cancel_requested = true WHERE id = p_id;
+    PERFORM pg_notify('cafmq_cancel', p_id::text);
+    RETURN 'requested';
+  END IF;
+  UPDATE cafmq.tasks
+     SET state = 'cancelled', cancel_requested = true, commit_deadline = NULL,
+         finished_at = now()
+   WHERE id = p_id;
+  IF v_task.ordered THEN
+    PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
+  END IF;
+  PERFORM cafmq.publish_status(ARRAY[p_id]);
+  RETURN 'cancelled';
+END
+$$;

@@ -1,0 +1,55 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+
+-- Records failed attempts. Fenced like complete. A retryable failure with
+-- attempts left, not cancelled, whose retry would start before its deadline
+-- is pending again after its retry delay (jittered as the task asks; one
+-- draw per failure serves both the retry time and the deadline check);
+-- any other ends failed, or cancelled if a cancel was asked. Returns each
+-- task's new state and run_at.
+CREATE OR REPLACE FUNCTION cafmq.fail(
+    p_ids uuid[],
+    p_attempts integer[],
+    p_errors text[],
+    p_retryable boolean[])
+ RETURNS TABLE(id uuid, state cafmq.task_state, run_at timestamp with time zone)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $$
+DECLARE
+  v_ids uuid[];
+  v_states cafmq.task_state[];
+  v_times timestamptz[];
+  v_wake text[];
+BEGIN
+  RETURN QUERY
+  UPDATE cafmq.tasks t
+     SET state = 'pending',
+         run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap,
+                                            t.attempt, t.backoff_jitter,
+                                            f.draw),
+         last_error = f.error, lost_attempts = 0
+    FROM (SELECT u.*, random() AS draw
+            FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
+                 AS u (id, attempt, error, retryable)) AS f
+   WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     AND f.retryable AND t.attempt < t.max_attempts AND NOT t.cancel_requested
+     AND (t.deadline IS NULL OR now() + cafmq.retry_delay(
+            t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter, f.draw)
+          < t.deadline)
+  RETURNING t.id, t.state, t.run_at;
+  WITH fin AS (
+    UPDATE cafmq.tasks t
+       SET state = CASE WHEN t.cancel_requested THEN 'cancelled'
+                        ELSE 'failed' END::cafmq.task_state,
+           last_error = f.error, finished_at = now(), lost_attempts = 0
+      FROM unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
+     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+    RETURNING t.id, t.state, t.run_at, t.channel_name, t.ordered)
+  SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
+         array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
+    INTO v_ids, v_states, v_times, v_wake FROM fin;
+  PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(p_ids);
+  RETURN QUERY SELECT * FROM unnest(v_ids, v_states, v_times);
+END
+$$;
