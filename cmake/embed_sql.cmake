@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 cmake_minimum_required(VERSION 3.25)
-# Generates a C++ header that embeds the SQL files of sql/ at build time.
-# Inputs: SQL_DIR, OUTPUT. Migrations become cafmq::sql::migrations (ordered by
+# Generates the C++ headers that embed the SQL files of sql/ at build time.
+# Inputs: SQL_DIR, OUTPUT (cafmq/sql.hpp: each file of queries/ as a constant
+# named after it), SCHEMA_OUTPUT (cafmq/sql_schema.hpp, which only migrate()
+# and its tests include, so that editing a migration or a function
+# recompiles little). Migrations become cafmq::sql::migrations (ordered by
 # their number), each with the SHA-256 of its file (what `sha256sum` prints),
 # which schema_version records; the files of functions/ become
 # cafmq::sql::functions, in the order functions/ORDER declares, each with its
-# SHA-256, which schema_functions records; each file of queries/ becomes a
-# constant named after it.
+# SHA-256, which schema_functions records.
 file(GLOB migration_files "${SQL_DIR}/migrations/*.sql")
 list(SORT migration_files)
 file(GLOB query_files "${SQL_DIR}/queries/*.sql")
@@ -79,12 +81,17 @@ endforeach()
 string(APPEND out "inline constexpr function_file functions[] = {\n${entries}};\n\n")
 string(APPEND out "inline constexpr std::size_t function_count = ${count};\n\n")
 
+string(APPEND out "} // namespace cafmq::sql\n")
+
+set(queries "// Generated from sql/ by cmake/embed_sql.cmake. Do not edit.\n")
+string(APPEND queries "#pragma once\n\nnamespace cafmq::sql {\n\n")
 foreach(path IN LISTS query_files)
   get_filename_component(base "${path}" NAME_WE)
   file(READ "${path}" text)
-  string(APPEND out "inline constexpr const char* ${base} = R\"cafmq_sql(${text})cafmq_sql\";\n\n")
+  string(APPEND queries "inline constexpr const char* ${base} = R\"cafmq_sql(${text})cafmq_sql\";\n\n")
 endforeach()
-string(APPEND out "} // namespace cafmq::sql\n")
+string(APPEND queries "} // namespace cafmq::sql\n")
 
 include("${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake")
-cafmq_write_if_changed("${OUTPUT}" "${out}")
+cafmq_write_if_changed("${SCHEMA_OUTPUT}" "${out}")
+cafmq_write_if_changed("${OUTPUT}" "${queries}")

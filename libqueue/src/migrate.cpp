@@ -11,6 +11,7 @@
 
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
+#include "cafmq/sql_schema.hpp"
 #include "sql_util.hpp"
 
 namespace cafmq {

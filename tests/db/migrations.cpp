@@ -7,7 +7,7 @@
 
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
-#include "cafmq/sql.hpp"
+#include "cafmq/sql_schema.hpp"
 #include "support/db_fixture.hpp"
 #include "support/process.hpp"
 
