@@ -22,8 +22,20 @@
 namespace cafmq::test {
 
 /// Starts `cmd` through the shell; its stdout and stderr can be read back.
+/// The shell, and a program that `cmd` starts with `exec`, are killed when
+/// the test process ends (setpriv --pdeathsig): a test that fails early
+/// leaves no runner behind holding ctest's output pipe open, which made
+/// ctest wait for the test's whole TIMEOUT.
 inline FILE* start_process(const std::string& cmd) {
-  return popen((cmd + " 2>&1").c_str(), "r");
+  std::string quoted;
+  for (auto c : cmd + " 2>&1") {
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
+  }
+  return popen(
+    ("exec setpriv --pdeathsig KILL -- sh -c '" + quoted + "'").c_str(), "r");
 }
 
 /// Waits for the child, appends its output to `output`, returns its exit code.
