@@ -129,10 +129,18 @@ struct watch_set::impl {
       if (is_final(last.state))
         return;
     }
-    if (!same_step(row, last)) {
+    // Steps of commits after the read may have come in with it: the row is
+    // then behind them, and is not reported after them.
+    if (!same_step(row, last) && progress(row) >= progress(last)) {
       last = row;
       f(id, row);
     }
+  }
+
+  // Where a state stands in a task's life: pending after `attempt` attempts,
+  // then running its next, then pending again or ended.
+  static int progress(const task_status& x) {
+    return 2 * x.attempt - (x.state == task_state::running ? 1 : 0);
   }
 
   void read_due(const report& f) {
@@ -144,6 +152,10 @@ struct watch_set::impl {
       return;
     auto rows
       = pqxx::nontransaction{*conn}.exec_params(sql::status, uuid_array(ids));
+    // The notifications of the commits this read sees came with its answer:
+    // take them in first, so that their steps come before the row (a
+    // periodic re-read that overtook them replayed them after it).
+    conn->get_notifs();
     std::map<uuid, pqxx::row> by_id;
     for (const auto& row : rows)
       by_id.emplace(to_uuid(row["id"]), row);
