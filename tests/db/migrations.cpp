@@ -63,6 +63,13 @@ std::string checksums(pqxx::connection_base& conn) {
     .as<std::string>();
 }
 
+// Migrates `conn`, collecting the SQL function files it applies.
+caf::expected<int> migrate_functions(pqxx::connection_base& conn,
+                                     std::vector<std::string>& applied) {
+  return migrate(conn, nullptr,
+                 [&](const std::string& file) { applied.push_back(file); });
+}
+
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(migration_tests, test::db_fixture)
@@ -169,8 +176,7 @@ CAF_TEST(every SQL function file is recorded with its checksum) {
   }
   // Up to date: migrating again applies no file.
   std::vector<std::string> applied;
-  auto version = migrate(
-    *conn, nullptr, [&](const std::string& file) { applied.push_back(file); });
+  auto version = migrate_functions(*conn, applied);
   CAF_REQUIRE(version);
   CAF_CHECK(applied.empty());
 }
@@ -187,8 +193,7 @@ CAF_TEST(an edited function file is applied on the next migrate) {
   CAF_CHECK(render(err).find("cancel.sql") != std::string::npos);
   CAF_MESSAGE(render(err));
   std::vector<std::string> applied;
-  auto version = migrate(
-    *conn, nullptr, [&](const std::string& file) { applied.push_back(file); });
+  auto version = migrate_functions(*conn, applied);
   CAF_REQUIRE(version);
   CAF_CHECK_EQUAL(*version, latest_schema_version());
   CAF_REQUIRE_EQUAL(applied.size(), 1u);
@@ -208,8 +213,7 @@ CAF_TEST(a database from before the function files gets them all) {
   CAF_CHECK_EQUAL(code_of(err), errc::schema_too_old);
   CAF_CHECK(render(err).find("cafmq migrate") != std::string::npos);
   std::vector<std::string> applied;
-  auto version = migrate(
-    *conn, nullptr, [&](const std::string& file) { applied.push_back(file); });
+  auto version = migrate_functions(*conn, applied);
   CAF_REQUIRE(version);
   CAF_CHECK_EQUAL(applied.size(), sql::function_count);
   CAF_CHECK(!check_schema(*conn));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/node.hpp"
 
+#include <cerrno>
 #include <map>
 #include <thread>
 
