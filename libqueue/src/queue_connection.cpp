@@ -114,27 +114,28 @@ queue_connection::release(const std::vector<attempt_ref>& xs) {
     [&](pqxx::transaction_base& tx) { return detail::release(tx, xs); });
 }
 
-caf::error queue_connection::record(const std::vector<attempt_ref>& completed,
-                                    const std::vector<attempt_failure>& failed,
-                                    const std::vector<attempt_ref>& released,
-                                    const std::vector<std::string>& results,
-                                    const std::vector<attempt_ref>& abandoned) {
+caf::expected<recorded_outcomes>
+queue_connection::record(const std::vector<attempt_ref>& completed,
+                         const std::vector<attempt_failure>& failed,
+                         const std::vector<attempt_ref>& released,
+                         const std::vector<std::string>& results,
+                         const std::vector<attempt_ref>& abandoned) {
   auto write = [&](pqxx::transaction_base& tx) {
+    recorded_outcomes result;
     if (!completed.empty())
-      detail::complete(tx, completed, results);
+      result.completed = detail::complete(tx, completed, results);
     if (!failed.empty())
-      detail::fail(tx, failed);
+      result.failed = detail::fail(tx, failed);
     if (!released.empty())
       detail::release(tx, released);
     if (!abandoned.empty())
       detail::hand_back(tx, abandoned);
-    return true;
+    return result;
   };
   // One kind of outcome is one statement; more need a transaction.
   auto kinds = !completed.empty() + !failed.empty() + !released.empty()
                + !abandoned.empty();
-  auto result = kinds <= 1 ? impl_->run_one(write) : impl_->run(write);
-  return result ? caf::error{} : std::move(result.error());
+  return kinds <= 1 ? impl_->run_one(write) : impl_->run(write);
 }
 
 caf::expected<std::vector<lease_state>>

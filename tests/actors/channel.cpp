@@ -40,8 +40,13 @@ struct channel_fixture : unit_fixture {
     sched.run();
   }
 
-  void written(std::vector<attempt_ref> xs) {
-    anon_send(chan, written_atom::value, std::move(xs));
+  // The completer tells the channel that `xs` are written, as `as`.
+  void written(const std::vector<attempt_ref>& xs,
+               written_as as = written_as::completed) {
+    std::vector<written_attempt> told;
+    for (auto& x : xs)
+      told.push_back({x, as});
+    anon_send(chan, written_atom::value, std::move(told));
     sched.run();
   }
 

@@ -73,6 +73,25 @@ CAF_TEST(each owner hears only its own written attempts) {
   CAF_CHECK_EQUAL(written(other), std::vector<refs>{{ref_of(c)}});
 }
 
+CAF_TEST(each owner hears how the database took each of its outcomes) {
+  log->stale_writes = {c.id};
+  auto for_good = outcome(b, task_outcome::failed, "boom");
+  for_good.retryable = false;
+  record(owner, {outcome(a, task_outcome::completed), for_good,
+                 outcome(c, task_outcome::completed)});
+  sched.run();
+  CAF_CHECK(
+    deref<channel_stand_in>(owner).state.written_as_told
+    == (std::vector<written_as>{written_as::completed, written_as::failed,
+                                written_as::not_current}));
+  record(other, {outcome(a, task_outcome::failed, "again"),
+                 outcome(b, task_outcome::released)});
+  sched.run();
+  CAF_CHECK(
+    deref<channel_stand_in>(other).state.written_as_told
+    == (std::vector<written_as>{written_as::retrying, written_as::released}));
+}
+
 CAF_TEST(a failed write is retried with backoff and loses nothing) {
   log->fail_records = true;
   record(owner, {outcome(a, task_outcome::completed)});
@@ -130,7 +149,7 @@ CAF_TEST(flush waits for a write in flight and what comes after it) {
   CAF_CHECK(!next<bool>());
   // The first write ends: the second one starts; flush still waits.
   expect((record_atom, write_batch), from(completer).to(db));
-  expect((bool), from(db).to(completer));
+  expect((write_report), from(db).to(completer));
   CAF_CHECK(!next<bool>());
   sched.run();
   CAF_CHECK_EQUAL(log->records.size(), 2u);

@@ -214,6 +214,32 @@ CAF_TEST(leases of held attempts are renewed once per interval) {
   CAF_CHECK_EQUAL(log->renewals[0].size(), 2u);
 }
 
+CAF_TEST(a listener that reconnected has the leases renewed at once) {
+  claim_result batch;
+  auto task = make_task("ok");
+  batch.tasks = {task};
+  log->claims.push_back(batch);
+  cfg.max_poll_wait = 20s;
+  start();
+  // Its cancel was requested while the listener was away: the notification
+  // reached nobody. The renewal out of turn reports it, long before the
+  // first regular one.
+  log->cancel_requested.insert(task.id);
+  anon_send(dispatcher(), renew_atom::value);
+  settle();
+  CAF_REQUIRE_EQUAL(log->renewals.size(), 1u);
+  CAF_CHECK(log->renewals[0] == std::vector<attempt_ref>{{task.id, 1}});
+  CAF_CHECK_EQUAL(completed_count(), 0u);
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(failed[0].ref.id == task.id);
+  CAF_CHECK(failed[0].error.find("cancel") != std::string::npos);
+  // The regular renewals keep their pace.
+  sched.advance_time(10s);
+  settle();
+  CAF_CHECK_EQUAL(log->renewals.size(), 1u);
+}
+
 CAF_TEST(an attempt whose lease was lost is stopped and not written) {
   claim_result batch;
   auto task = make_task("ok");

@@ -176,6 +176,43 @@ CAF_TEST(an attempt completed in its handlers transaction is reported) {
                                         {task_event::completed, patient.id}}));
 }
 
+CAF_TEST(an ending is reported as the database took it) {
+  start();
+  subscribe({});
+  auto ok = in_channel("ok", "a");
+  auto stale = in_channel("ok", "a");
+  auto boom = in_channel("boom", "a");
+  boom.max_attempts = 1;
+  log->stale_writes = {stale.id};
+  claim_next({ok, stale, boom});
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, ok.id},
+                                        {task_event::started, stale.id},
+                                        {task_event::started, boom.id},
+                                        {task_event::completed, ok.id},
+                                        {task_event::lost, stale.id},
+                                        {task_event::failed, boom.id}}));
+  // Its handler succeeded, but another runner had the task by then.
+  CAF_CHECK(book->events[4].error.find("no longer current")
+            != std::string::npos);
+  // The fake database wrote the failure as retryable (a retry scheduled).
+  CAF_CHECK(book->events[5].retryable);
+}
+
+CAF_TEST(a running attempt that stopped after a cancel is reported cancelled) {
+  start();
+  subscribe({});
+  auto patient = in_channel("patient", "ward");
+  claim_next({patient});
+  log->cancel_requested.insert(patient.id);
+  notify_cancel(patient);
+  settle();
+  // The handler actor fails on the cancel; the write ends the task cancelled.
+  CAF_REQUIRE_EQUAL(book->events.size(), 2u);
+  CAF_CHECK_EQUAL(book->events[1].kind, task_event::cancelled);
+  CAF_CHECK(book->events[1].error.find("cancelled") != std::string::npos);
+  CAF_CHECK(!book->events[1].retryable);
+}
+
 CAF_TEST(a subscriber that ends is dropped) {
   start();
   auto subscriber = subscribe({});

@@ -133,4 +133,19 @@ CAF_TEST(a tick while a renewal is in flight does not start a second one) {
   CAF_CHECK_EQUAL(log->renewals.size(), 2u);
 }
 
+CAF_TEST(a renewal out of turn goes out at once or after the one in flight) {
+  anon_send(keeper, renew_atom::value);
+  sched.run();
+  CAF_REQUIRE_EQUAL(log->renewals.size(), 1u);
+  CAF_CHECK_EQUAL(ids_of(log->renewals[0]), (std::set<uuid>{a.id, b.id, c.id}));
+  // Asked for while the regular one waits for the database: it follows
+  // that one, once.
+  sched.advance_time(10s);
+  expect((tick_atom), from(keeper).to(keeper));
+  anon_send(keeper, renew_atom::value);
+  anon_send(keeper, renew_atom::value);
+  sched.run();
+  CAF_CHECK_EQUAL(log->renewals.size(), 3u);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -53,6 +53,7 @@ dispatcher_actor::behavior_type forward_to(dispatcher_actor::pointer,
       caf::anon_send(to, ready_atom::value, name);
     },
     [=](rescan_atom) { caf::anon_send(to, rescan_atom::value); },
+    [=](renew_atom) { caf::anon_send(to, renew_atom::value); },
     [=](cancel_atom, const std::string& name, const std::string& args,
         const uuid& id) {
       caf::anon_send(to, cancel_atom::value, name, args, id);
@@ -161,8 +162,11 @@ CAF_TEST(the database actor runs the queue statements) {
   write_batch batch;
   batch.completed = {ref};
   self->request(db, 5s, record_atom::value, batch)
-    .receive([](bool ok) { CAF_CHECK(ok); },
-             [](caf::error& err) { CAF_FAIL(render(err)); });
+    .receive(
+      [&](const write_report& x) {
+        CAF_CHECK(x.completed == std::vector<uuid>{spawned->id});
+      },
+      [](caf::error& err) { CAF_FAIL(render(err)); });
   CAF_CHECK_EQUAL(count("completed"), 1);
   // A stale write changes nothing; an unknown task is a clear error.
   self->request(db, 5s, checkpt_atom::value, ref, checkpoint{})
@@ -184,10 +188,10 @@ CAF_TEST(the listener routes wake - ups and cancels with their channel) {
   auto stand_in = sys->spawn(forward_to, caf::actor{self});
   auto guard = std::make_shared<connection_guard>();
   auto listener = spawn_listener(*sys, ctx, stand_in, guard);
-  // After connecting it asks for a rescan: what was spawned before it
-  // listened sent no notification it saw.
-  self->receive([](rescan_atom) {},
-                caf::after(10s) >> [] { CAF_FAIL("no rescan"); });
+  // After connecting it asks for a claim and a renewal: what was spawned
+  // or cancelled before it listened sent no notification it saw.
+  self->receive([](renew_atom) {},
+                caf::after(10s) >> [] { CAF_FAIL("no renewal asked for"); });
   auto spawned
     = spawn_builder{"t"}.channel_name("mail").channel_args("a\x01b").spawn(
       *conn);

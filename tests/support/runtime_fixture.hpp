@@ -45,6 +45,7 @@ struct fake_db_log {
   std::vector<std::vector<attempt_ref>> renewals;
   std::set<uuid> cancel_requested; // reported by renewals
   std::set<uuid> not_owned;        // left out of renewals: lease lost
+  std::set<uuid> stale_writes;     // not current when their outcome is written
   std::vector<std::pair<attempt_ref, checkpoint>> checkpoints;
   int prunes = 0;
   int expires = 0;
@@ -92,12 +93,25 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
       log->claims.pop_front();
       return result;
     },
-    [=](record_atom, const write_batch& batch) -> caf::result<bool> {
+    [=](record_atom, const write_batch& batch) -> caf::result<write_report> {
       ++log->record_calls;
       if (log->fail_records)
         return make_error(errc::database_unavailable, "down");
       log->records.push_back(batch);
-      return true;
+      // Every current attempt is written as the handler asked; a failure
+      // after a cancel was requested ends its task cancelled.
+      write_report report;
+      for (auto& x : batch.completed)
+        if (log->stale_writes.count(x.id) == 0)
+          report.completed.push_back(x.id);
+      for (auto& x : batch.failed)
+        if (log->stale_writes.count(x.ref.id) > 0)
+          continue;
+        else if (log->cancel_requested.count(x.ref.id) > 0)
+          report.cancelled.push_back(x.ref.id);
+        else
+          (x.retryable ? report.retrying : report.failed).push_back(x.ref.id);
+      return report;
     },
     [=](renew_atom, const std::vector<attempt_ref>& refs, caf::timespan) {
       log->renewals.push_back(refs);
@@ -127,6 +141,9 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
       return std::int32_t{0};
     },
     [=](cancel_atom, const uuid&) { return std::string{"requested"}; },
+    [=](cancel_atom, const uuid&, const event_sink_actor&) {
+      return std::string{"requested"};
+    },
     [=](status_atom, const uuid&) -> caf::result<task_status> {
       return make_error(errc::unknown_task, "not in the stand-in");
     },

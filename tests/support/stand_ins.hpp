@@ -31,6 +31,8 @@ struct dispatcher_log {
   std::vector<std::pair<std::vector<std::string>, std::int32_t>> offers;
   // How often a restarted keeper was passed on.
   int new_keepers = 0;
+  // How often it was asked to renew out of turn.
+  int renewals = 0;
 };
 
 using dispatcher_stand_in = dispatcher_actor::stateful_base<dispatcher_log>;
@@ -40,6 +42,7 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
   return {
     [](ready_atom, const std::string&) {},
     [=](rescan_atom) { ++self->state.rescans; },
+    [=](renew_atom) { ++self->state.renewals; },
     [](cancel_atom, const std::string&, const std::string&, const uuid&) {},
     [](wake_atom, std::uint64_t) {},
     [=](done_atom, const std::string& key, const finished_counts& x) {
@@ -163,12 +166,15 @@ inline lease_keeper_actor::behavior_type stand_in_lease_keeper(
       for (auto& x : xs)
         self->state.held.erase(x);
     },
+    [](renew_atom) {},
   };
 }
 
 struct channel_log {
   std::vector<std::vector<task_outcome>> done;
   std::vector<std::vector<attempt_ref>> written;
+  // How each written attempt was taken, in the order they were written.
+  std::vector<written_as> written_as_told;
   std::vector<std::vector<attempt_ref>> lost;
   std::vector<std::pair<uuid, cancel_reason>> cancels;
   std::vector<std::pair<attempt_ref, cancel_reason>> deadlines;
@@ -189,8 +195,13 @@ stand_in_channel(channel_actor::stateful_pointer<channel_log> self) {
     [=](done_atom, const std::vector<task_outcome>& xs) {
       self->state.done.push_back(xs);
     },
-    [=](written_atom, const std::vector<attempt_ref>& xs) {
-      self->state.written.push_back(xs);
+    [=](written_atom, const std::vector<written_attempt>& xs) {
+      std::vector<attempt_ref> refs;
+      for (auto& x : xs) {
+        refs.push_back(x.ref);
+        self->state.written_as_told.push_back(x.as);
+      }
+      self->state.written.push_back(std::move(refs));
     },
     [=](lost_atom, const std::vector<attempt_ref>& xs) {
       self->state.lost.push_back(xs);

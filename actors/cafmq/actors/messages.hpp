@@ -140,17 +140,34 @@ struct spawn_reply {
 };
 
 /// One step in a task's life, as the runtime that owns it sees it. A node
-/// reports the attempts it runs (and the spawns it makes): `completed`,
-/// `failed` and `released` once the outcome is written.
+/// reports the attempts it runs (and the spawns and cancels made through
+/// it). An attempt's ending is reported once it is written, as the
+/// database took it: the event says what the task's row says.
 struct task_event {
-  /// Which step: spawned; started (a handler began an attempt); completed,
-  /// failed or released (given back unstarted).
+  /// Which step.
   enum kind_t : std::uint8_t {
+    /// Spawned through this runtime.
     spawned,
+    /// A handler began an attempt (here or on a joined worker).
     started,
+    /// The attempt completed: its handler returned success, or its
+    /// complete() or complete(tx) committed.
     completed,
+    /// The attempt failed; `retryable`: a retry is scheduled (the task is
+    /// pending again), else the task ended failed. Timeouts and deadlines
+    /// are failures.
     failed,
+    /// Given back without counting: claimed ahead and never started, or
+    /// interrupted by this runtime's stop.
     released,
+    /// The task ended cancelled: its running attempt stopped after a
+    /// cancel, or (attempt: the attempts it had) a pending task was
+    /// cancelled through this runtime.
+    cancelled,
+    /// The attempt was no longer current when its outcome was written (its
+    /// lease was lost: another runner may run the task again), so nothing
+    /// was written.
+    lost,
   };
   /// Which step.
   kind_t kind = spawned;
@@ -164,9 +181,9 @@ struct task_event {
   std::string channel_name;
   /// The task's channel args.
   std::string channel_args;
-  /// For `failed`: the error.
+  /// For `failed`, `cancelled` and `lost`: what happened.
   std::string error;
-  /// For `failed`: whether the task may run again.
+  /// For `failed`: a retry is scheduled.
   bool retryable = false;
   /// When the runtime saw it (its clock).
   caf::timestamp at;

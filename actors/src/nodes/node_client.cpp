@@ -117,6 +117,10 @@ std::string to_string(task_event::kind_t x) {
       return "failed";
     case task_event::released:
       return "released";
+    case task_event::cancelled:
+      return "cancelled";
+    case task_event::lost:
+      return "lost";
   }
   return "unknown";
 }

@@ -162,7 +162,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
       // outcome is written, as for a completion the completer wrote.
       if (x.phase == attempt::started && st.events) {
         x.outcome = outcome;
-        events.push_back(written_event(x, *st.ctx));
+        events.push_back(written_event(x, written_as::completed, *st.ctx));
       }
       ended.push_back(i->first);
       st.attempts.erase(i);
@@ -279,13 +279,13 @@ channel(channel_ptr self, context_ptr ctx, std::string key,
     [=](done_atom, std::vector<task_outcome>& outcomes) {
       finish(self, std::move(outcomes));
     },
-    [=](written_atom, const std::vector<attempt_ref>& refs) {
+    [=](written_atom, const std::vector<written_attempt>& xs) {
       auto& st = self->state;
       auto failures = false;
       auto reporting = static_cast<bool>(st.events);
       std::vector<task_event> events;
       std::vector<attempt_ref> ended;
-      for (auto& ref : refs) {
+      for (auto& [ref, as] : xs) {
         auto i = st.attempts.find(ref);
         if (i == st.attempts.end() || i->second.phase != attempt::writing)
           continue;
@@ -293,7 +293,7 @@ channel(channel_ptr self, context_ptr ctx, std::string key,
         failures |= i->second.outcome.kind == task_outcome::failed;
         count_ending(*st.ctx->metrics, i->second, i->second.outcome);
         if (reporting)
-          events.push_back(written_event(i->second, *st.ctx));
+          events.push_back(written_event(i->second, as, *st.ctx));
         st.attempts.erase(i);
       }
       emit(st.events, std::move(events));

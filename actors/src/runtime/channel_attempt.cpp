@@ -14,18 +14,35 @@ task_outcome crashed_outcome(const attempt_ref& ref, bool remote) {
   return result;
 }
 
-// The event of an outcome that is now written.
-task_event written_event(const attempt& x, const runtime_context& ctx) {
+// The event of an outcome that is now written, as the database took it:
+// what the task's row says now, not what the handler returned.
+task_event written_event(const attempt& x, written_as as,
+                         const runtime_context& ctx) {
   auto kind = task_event::completed;
-  if (x.outcome.kind == task_outcome::failed)
-    kind = task_event::failed;
-  else if (x.outcome.kind == task_outcome::released
-           || x.outcome.kind == task_outcome::abandoned)
-    kind = task_event::released;
+  switch (as) {
+    case written_as::not_current:
+      kind = task_event::lost;
+      break;
+    case written_as::completed:
+      break;
+    case written_as::retrying:
+    case written_as::failed:
+      kind = task_event::failed;
+      break;
+    case written_as::cancelled:
+      kind = task_event::cancelled;
+      break;
+    case written_as::released:
+      kind = task_event::released;
+      break;
+  }
   auto result = make_event(kind, x.task, ctx);
-  result.error = x.outcome.error;
-  result.retryable = kind == task_event::failed && x.outcome.retryable
-                     && x.task.attempt < x.task.max_attempts;
+  if (kind == task_event::lost)
+    result.error = "the attempt was no longer current (its lease was lost): "
+                   "what its handler returned was not written";
+  else
+    result.error = x.outcome.error;
+  result.retryable = as == written_as::retrying;
   return result;
 }
 

@@ -29,8 +29,9 @@ struct attempt {
 /// crashed: it failed, retryably.
 task_outcome crashed_outcome(const attempt_ref& ref, bool remote);
 
-/// The event of an outcome that is now written.
-task_event written_event(const attempt& x, const runtime_context& ctx);
+/// The event of an outcome that is now written, as the database took it.
+task_event written_event(const attempt& x, written_as as,
+                         const runtime_context& ctx);
 
 /// Counts an outcome in the metrics once it is written (or, `recorded`,
 /// when the handler's own transaction completed it); see channel_attempt.cpp.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/detail/completer.hpp"
 
+#include <unordered_map>
+
 #include <caf/all.hpp>
 
 #include "cafmq/error.hpp"
@@ -48,17 +50,43 @@ write_batch to_batch(const std::vector<pending_outcome>& xs) {
 
 void write(completer_ptr self);
 
-// Tells every owner of the batch what is written now.
-void written(completer_ptr self, const std::vector<pending_outcome>& xs) {
-  std::vector<std::pair<channel_actor, std::vector<attempt_ref>>> by_owner;
+// How the database took each completion and failure, by task.
+std::unordered_map<uuid, written_as> by_task(const write_report& report) {
+  std::unordered_map<uuid, written_as> result;
+  result.reserve(report.completed.size() + report.retrying.size()
+                 + report.failed.size() + report.cancelled.size());
+  for (auto [ids, as] : {std::pair{&report.completed, written_as::completed},
+                         std::pair{&report.retrying, written_as::retrying},
+                         std::pair{&report.failed, written_as::failed},
+                         std::pair{&report.cancelled, written_as::cancelled}})
+    for (auto& id : *ids)
+      result.emplace(id, as);
+  return result;
+}
+
+// How the database took `x`: a completion or failure it did not report was
+// not current.
+written_as written_as_of(const task_outcome& x,
+                         const std::unordered_map<uuid, written_as>& taken) {
+  if (x.kind != task_outcome::completed && x.kind != task_outcome::failed)
+    return written_as::released;
+  auto i = taken.find(x.ref.id);
+  return i != taken.end() ? i->second : written_as::not_current;
+}
+
+// Tells every owner of the batch what is written now, and how.
+void written(completer_ptr self, const std::vector<pending_outcome>& xs,
+             const write_report& report) {
+  std::vector<std::pair<channel_actor, std::vector<written_attempt>>> by_owner;
+  auto taken = by_task(report);
   for (auto& x : xs) {
     auto i = std::find_if(by_owner.begin(), by_owner.end(),
                           [&](auto& y) { return y.first == x.owner; });
     if (i == by_owner.end()) {
-      by_owner.emplace_back(x.owner, std::vector<attempt_ref>{});
+      by_owner.emplace_back(x.owner, std::vector<written_attempt>{});
       i = by_owner.end() - 1;
     }
-    i->second.push_back(x.outcome.ref);
+    i->second.push_back({x.outcome.ref, written_as_of(x.outcome, taken)});
   }
   for (auto& kvp : by_owner)
     self->send(kvp.first, written_atom::value, std::move(kvp.second));
@@ -82,7 +110,7 @@ void write(completer_ptr self) {
   self
     ->request(st.db, st.ctx->request_timeout(), record_atom::value,
               to_batch(*xs))
-    .then([=](bool) { written(self, *xs); },
+    .then([=](const write_report& report) { written(self, *xs, report); },
           [=](caf::error& err) {
             // Put the batch back in front and try again after a backoff.
             auto& st = self->state;

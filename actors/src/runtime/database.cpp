@@ -4,12 +4,15 @@
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
+#include "cafmq/actors/detail/event_hub.hpp"
+
 #include "cafmq/admin.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/detail/connection_breaker.hpp"
 #include "cafmq/detail/queue_connection.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/schedule.hpp"
+#include "cafmq/sql.hpp"
 #include "runtime/spawn_by_name.hpp"
 
 namespace cafmq::actors {
@@ -126,6 +129,59 @@ caf::expected<bool> to_reply(caf::error err) {
   return true;
 }
 
+write_report to_report(recorded_outcomes x) {
+  write_report result;
+  result.completed = std::move(x.completed);
+  for (auto& f : x.failed)
+    (f.state == "pending"     ? result.retrying
+     : f.state == "cancelled" ? result.cancelled
+                              : result.failed)
+      .push_back(f.id);
+  return result;
+}
+
+// Reports a task cancelled before it ran; a failure to read it only costs
+// the event (the cancel committed).
+void report_cancel(database_ptr self, queue_connection& c, const uuid& id,
+                   const event_sink_actor& hub) {
+  auto& ctx = *self->state.ctx;
+  try {
+    pqxx::nontransaction tx{c.connection()};
+    auto rows = tx.exec_params(sql::task_channel, to_string(id));
+    if (rows.empty())
+      return; // pruned or cleared meanwhile
+    claimed_task task;
+    task.id = id;
+    task.channel_name = rows[0][0].as<std::string>();
+    task.channel_args = rows[0][1].as<std::string>();
+    task.name = rows[0][2].as<std::string>();
+    task.attempt = rows[0][3].as<std::int32_t>();
+    auto event = make_event(task_event::cancelled, task, ctx);
+    event.error = "cancelled before it ran";
+    caf::anon_send(hub, event_atom::value,
+                   std::vector<task_event>{std::move(event)});
+  } catch (const std::exception& e) {
+    ctx.log(log_level::warning, "a cancel was not reported to subscribers",
+            {{"task", to_string(id)}, {"error", e.what()}});
+  }
+}
+
+// Cancels a task; a task that is cancelled now, before it ran, is reported
+// to `hub`, if valid (a running one is reported by its owner once its
+// attempt ended).
+caf::expected<std::string> cancel_reporting(database_ptr self, const uuid& id,
+                                            const event_sink_actor& hub) {
+  return self->state.with_connection(
+    [&](queue_connection& c) -> caf::expected<std::string> {
+      auto result = cancel(c.connection(), id);
+      if (!result)
+        return std::move(result.error());
+      if (hub && *result == cancel_result::cancelled)
+        report_cancel(self, c, id, hub);
+      return to_string(*result);
+    });
+}
+
 // Spawns by name; its `spawned` event to `hub`, if valid.
 caf::result<spawn_reply> spawn_named(database_ptr self,
                                      const spawn_request& req,
@@ -179,10 +235,15 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
         [&](queue_connection& c) { return c.claim(req); });
     },
     [=](record_atom, const write_batch& batch) {
-      return self->state.with_connection([&](queue_connection& c) {
-        return to_reply(c.record(batch.completed, batch.failed, batch.released,
-                                 batch.results, batch.abandoned));
-      });
+      return self->state.with_connection(
+        [&](queue_connection& c) -> caf::expected<write_report> {
+          auto recorded
+            = c.record(batch.completed, batch.failed, batch.released,
+                       batch.results, batch.abandoned);
+          if (!recorded)
+            return std::move(recorded.error());
+          return to_report(std::move(*recorded));
+        });
     },
     [=](renew_atom, const std::vector<attempt_ref>& xs, caf::timespan lease) {
       return self->state.with_connection([&](queue_connection& c) {
@@ -238,13 +299,10 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
         });
     },
     [=](cancel_atom, const uuid& id) {
-      return self->state.with_connection(
-        [&](queue_connection& c) -> caf::expected<std::string> {
-          auto result = cancel(c.connection(), id);
-          if (!result)
-            return std::move(result.error());
-          return to_string(*result);
-        });
+      return cancel_reporting(self, id, event_sink_actor{});
+    },
+    [=](cancel_atom, const uuid& id, const event_sink_actor& hub) {
+      return cancel_reporting(self, id, hub);
     },
     [=](status_atom, const uuid& id) {
       return self->state.with_connection(

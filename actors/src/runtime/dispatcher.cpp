@@ -168,6 +168,11 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
         maybe_claim(self);
     },
     [=](rescan_atom) { maybe_claim(self); },
+    [=](renew_atom) {
+      maybe_claim(self);
+      if (self->state.keeper)
+        self->send(self->state.keeper, renew_atom::value);
+    },
     [=](cancel_atom, const std::string& name, const std::string& args,
         const uuid& id) {
       auto& st = self->state;

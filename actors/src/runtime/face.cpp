@@ -65,7 +65,11 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
       return self->delegate(self->state.supervisor, stats_atom::value);
     },
     [=](cancel_atom, const uuid& id) {
-      return self->delegate(self->state.admin_db, cancel_atom::value, id);
+      auto& st = self->state;
+      // While someone subscribes, the admin database reports the cancel.
+      if (st.sink)
+        return self->delegate(st.admin_db, cancel_atom::value, id, st.sink);
+      return self->delegate(st.admin_db, cancel_atom::value, id);
     },
     [=](status_atom, const uuid& id) {
       return self->delegate(self->state.admin_db, status_atom::value, id);

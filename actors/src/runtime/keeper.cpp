@@ -23,6 +23,8 @@ struct keeper_state {
   database_actor db;
   std::unordered_map<caf::actor_addr, owned> held;
   bool renewing = false;
+  // A renewal was asked for while one was in flight: it follows at once.
+  bool again = false;
   static inline const char* name = "cafmq.keeper";
 };
 
@@ -73,6 +75,8 @@ void settle(keeper_ptr self, const std::vector<attempt_ref>& refs,
                 {{"attempts", lost}});
 }
 
+void renew_again(keeper_ptr self);
+
 // One statement for every held attempt; one renewal in flight at a time.
 void tick(keeper_ptr self) {
   auto& st = self->state;
@@ -91,13 +95,22 @@ void tick(keeper_ptr self) {
       [=](const std::vector<lease_state>& kept) {
         self->state.renewing = false;
         settle(self, refs, kept);
+        renew_again(self);
       },
       [=](caf::error& err) {
         self->state.renewing = false;
         self->state.ctx->log(
           log_level::warning, "renewing leases failed",
           {{"attempts", refs.size()}, {"error", render(err)}});
+        renew_again(self);
       });
+}
+
+void renew_again(keeper_ptr self) {
+  if (!self->state.again)
+    return;
+  self->state.again = false;
+  tick(self);
 }
 
 keeper_actor::behavior_type keeper(keeper_ptr self, context_ptr ctx,
@@ -129,6 +142,13 @@ keeper_actor::behavior_type keeper(keeper_ptr self, context_ptr ctx,
         return;
       for (auto& ref : refs)
         i->second.refs.erase(ref);
+    },
+    [=](renew_atom) {
+      // Out of turn: the regular ticks keep their pace.
+      if (self->state.renewing)
+        self->state.again = true;
+      else
+        tick(self);
     },
     [=](tick_atom) {
       tick(self);

@@ -85,7 +85,10 @@ void poll(listener_ptr self) {
       self->delayed_send(self, st.backoff, poll_atom::value);
       return;
     }
-    self->send(st.dispatcher, rescan_atom::value);
+    // What was spawned or cancelled while no LISTEN was active sent its
+    // notifications to nobody: claim, and renew at once (the renewal
+    // reports every cancel requested for a held attempt).
+    self->send(st.dispatcher, renew_atom::value);
   }
   try {
     st.guard->enter(st.link.breaker);

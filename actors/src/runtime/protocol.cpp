@@ -21,6 +21,8 @@ void add_message_types(caf::actor_system_config& cfg) {
     .add_message_type<task_status>("cafmq::task_status")
     .add_message_type<task_outcome>("cafmq::task_outcome")
     .add_message_type<write_batch>("cafmq::write_batch")
+    .add_message_type<write_report>("cafmq::write_report")
+    .add_message_type<written_attempt>("cafmq::written_attempt")
     .add_message_type<finished_counts>("cafmq::finished_counts")
     .add_message_type<runner_stats>("cafmq::runner_stats")
     .add_message_type<handler_actor>("cafmq::handler_actor")

@@ -86,6 +86,16 @@ struct fail_result {
   std::chrono::system_clock::time_point run_at;
 };
 
+/// What `record` wrote. An attempt in neither list was stale (no longer
+/// current: its lease was lost, another runner has its task) and changed
+/// nothing.
+struct recorded_outcomes {
+  /// The tasks whose attempts it completed.
+  std::vector<uuid> completed;
+  /// The state each recorded failure left its task in.
+  std::vector<fail_result> failed;
+};
+
 /// A lease renewal's answer for an attempt this runner still owns.
 struct lease_state {
   /// The task.
@@ -129,11 +139,13 @@ public:
   /// handlers were abandoned (`abandoned`, as `hand_back_attempts`: the
   /// attempt counts, the lease ends now), in one transaction. `results`
   /// holds the JSON results of the completed ones, as in `complete`.
-  caf::error record(const std::vector<attempt_ref>& completed,
-                    const std::vector<attempt_failure>& failed,
-                    const std::vector<attempt_ref>& released = {},
-                    const std::vector<std::string>& results = {},
-                    const std::vector<attempt_ref>& abandoned = {});
+  /// Returns what it completed and failed.
+  caf::expected<recorded_outcomes>
+  record(const std::vector<attempt_ref>& completed,
+         const std::vector<attempt_failure>& failed,
+         const std::vector<attempt_ref>& released = {},
+         const std::vector<std::string>& results = {},
+         const std::vector<attempt_ref>& abandoned = {});
 
   /// Gives back attempts claimed but never started: pending again at once,
   /// and the claim does not count as an attempt. Returns the ids given back.

@@ -6,10 +6,11 @@
 // one write is in flight, new outcomes collect; the next write takes them
 // all. No added delay at low load, large batches under load. Once a batch
 // is in the database it tells each owner (the channel actor that sent the
-// outcomes) which of its attempts are written. A failed write is retried
-// with backoff; nothing is dropped.
+// outcomes) which of its attempts are written, and how the database took
+// each (written_as). A failed write is retried with backoff; nothing is
+// dropped.
 // Takes: see completer_actor in detail/protocol.hpp. Sends (written_atom,
-// refs) to owners.
+// written attempts) to owners.
 
 #include <caf/fwd.hpp>
 

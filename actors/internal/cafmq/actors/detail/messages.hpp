@@ -42,6 +42,44 @@ struct write_batch {
   }
 };
 
+/// What a write of outcomes did (the database actor's answer to a
+/// write_batch): the tasks it completed, and the state each failure left
+/// its task in. An attempt of the batch in none of these was released,
+/// abandoned, or not current (its writes changed nothing).
+struct write_report {
+  /// Completed.
+  std::vector<uuid> completed;
+  /// Failed, with a retry scheduled: pending again.
+  std::vector<uuid> retrying;
+  /// Failed for good.
+  std::vector<uuid> failed;
+  /// Failed after a cancel was requested: ended cancelled.
+  std::vector<uuid> cancelled;
+};
+
+/// How the database took one attempt's outcome: the completer tells its
+/// owner, which reports it (task_event).
+enum class written_as : std::uint8_t {
+  /// Nothing was written: the attempt was no longer current (its lease was
+  /// lost, another runner may have its task).
+  not_current,
+  completed,
+  /// Failed, with a retry scheduled.
+  retrying,
+  /// Failed for good.
+  failed,
+  /// Ended cancelled.
+  cancelled,
+  /// Given back (released, or abandoned at a stop): pending again.
+  released,
+};
+
+/// One attempt's outcome as written.
+struct written_attempt {
+  attempt_ref ref;
+  written_as as = written_as::not_current;
+};
+
 /// What a channel's owner tells the dispatcher when attempts leave the
 /// handler slots.
 struct finished_counts {
@@ -112,6 +150,22 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, write_batch& x) {
   return f(caf::meta::type_name("cafmq::write_batch"), x.completed, x.results,
            x.failed, x.released, x.abandoned);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, write_report& x) {
+  return f(caf::meta::type_name("cafmq::write_report"), x.completed, x.retrying,
+           x.failed, x.cancelled);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, written_attempt& x) {
+  auto as = static_cast<std::uint8_t>(x.as);
+  auto load = caf::meta::load_callback([&]() -> caf::error {
+    x.as = static_cast<written_as>(as);
+    return caf::none;
+  });
+  return f(caf::meta::type_name("cafmq::written_attempt"), x.ref, as, load);
 }
 
 template <class Inspector>

@@ -75,13 +75,16 @@ using event_hub_actor
 /// One libpqxx connection, owned by one detached actor.
 using database_actor = caf::typed_actor<
   caf::replies_to<claim_atom, claim_request>::with<claim_result>,
-  caf::replies_to<record_atom, write_batch>::with<bool>,
+  caf::replies_to<record_atom, write_batch>::with<write_report>,
   caf::replies_to<renew_atom, std::vector<attempt_ref>,
                   caf::timespan>::with<std::vector<lease_state>>,
   caf::replies_to<checkpt_atom, attempt_ref, checkpoint>::with<bool>,
   caf::replies_to<prune_atom, caf::timespan, std::int32_t>::with<std::int64_t>,
   caf::replies_to<expire_atom, std::int32_t>::with<std::int64_t>,
   caf::replies_to<cancel_atom, uuid>::with<std::string>,
+  // runtime, while someone subscribes to events: the same, and a
+  // `cancelled` event to the hub when the task was cancelled before it ran.
+  caf::replies_to<cancel_atom, uuid, event_sink_actor>::with<std::string>,
   caf::replies_to<status_atom, uuid>::with<task_status>,
   // runtime: pause (true) or resume a channel or task name cluster-wide.
   caf::replies_to<pause_atom, std::string, std::string, bool>::with<bool>,
@@ -183,7 +186,10 @@ using lease_keeper_actor = caf::typed_actor<
   // a channel (the sender): renew these attempts, which it owns now.
   caf::reacts_to<hold_atom, std::vector<attempt_ref>>,
   // a channel (the sender): these attempts ended here.
-  caf::reacts_to<unhold_atom, std::vector<attempt_ref>>>;
+  caf::reacts_to<unhold_atom, std::vector<attempt_ref>>,
+  // dispatcher: renew now, out of turn (cancel notifications may have been
+  // missed).
+  caf::reacts_to<renew_atom>>;
 
 /// The owner of every attempt of one (channel name, args) in this runtime,
 /// from claim to written outcome.
@@ -197,7 +203,7 @@ using channel_actor = caf::typed_actor<
   // pool or router: handlers ended.
   caf::reacts_to<done_atom, std::vector<task_outcome>>,
   // completer: these outcomes are in the database.
-  caf::reacts_to<written_atom, std::vector<attempt_ref>>,
+  caf::reacts_to<written_atom, std::vector<written_attempt>>,
   // keeper: attempts no longer owned.
   caf::reacts_to<lost_atom, std::vector<attempt_ref>>,
   // dispatcher: the pool, router, completer or keeper was restarted (a new
@@ -224,6 +230,10 @@ using dispatcher_actor = caf::typed_actor<
   caf::reacts_to<ready_atom, std::string>,
   // listener, completer: claim now.
   caf::reacts_to<rescan_atom>,
+  // listener: it reconnected, so notifications may have been missed:
+  // claim now, and have the keeper renew now (a renewal brings the cancels
+  // requested meanwhile).
+  caf::reacts_to<renew_atom>,
   // listener: a cancel was requested for a task of (name, args).
   caf::reacts_to<cancel_atom, std::string, std::string, uuid>,
   // own timer of this generation.
