@@ -170,6 +170,39 @@ CAF_TEST(a handler that aborts or segfaults kills only its worker process) {
     CAF_CHECK_NOT_EQUAL(kill(static_cast<pid_t>(pid), 0), 0);
 }
 
+CAF_TEST(an isolated handler completes in its own transaction) {
+  pqxx::nontransaction{*conn}.exec0(
+    "CREATE TABLE isolated_tx_ledger (id uuid, attempt int, pid bigint)");
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < 10; ++i)
+    xs.push_back(spawn_builder{"isolated_tx"}.retries(0));
+  spawn_or_throw(*conn, xs);
+  scratch s;
+  auto runner = start_process("exec " + std::string{CAFMQ_E2E_ISOLATED} + " '"
+                              + url + "' " + s.dir);
+  CAF_REQUIRE(runner != nullptr);
+  auto runner_pid = std::stol(s.wait_for("pid"));
+  CAF_CHECK(wait_until_drained(120s));
+  std::ofstream{s.path("stop")} << "stop\n";
+  std::string out;
+  CAF_CHECK_EQUAL(finish_process(runner, out), 0);
+  // The worker process was given the runner's database: each handler's
+  // transaction committed with its completion, once, away from the runner.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "state = 'completed'"),
+                  10);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM isolated_tx_ledger l "
+                                   "JOIN cafmq.tasks t ON t.id = l.id AND "
+                                   "t.attempt = l.attempt"),
+                  10);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM isolated_tx_ledger"),
+                  10);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM isolated_tx_ledger "
+                                   "WHERE pid = "
+                                   + std::to_string(runner_pid)),
+                  0);
+}
+
 CAF_TEST(an isolated task that remote_tasks defines too is refused) {
   auto handler = [](current_task&) {
     return caf::error{};

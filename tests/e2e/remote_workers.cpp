@@ -29,12 +29,14 @@ FILE* start_node(const std::string& url, const scratch& s, int lease_ms) {
                        + std::to_string(lease_ms) + " > " + s.path("node.log"));
 }
 
-// A worker node without database access, joined to the runner node.
-FILE* start_worker(const scratch& s, const std::string& name, int capacity) {
+// A worker node joined to the runner node; `more` are the helper's
+// optional arguments (the database's URL for remote_complete_tx).
+FILE* start_worker(const scratch& s, const std::string& name, int capacity,
+                   const std::string& more = {}) {
   auto port = s.wait_for("port");
   return start_process("exec " + std::string{CAFMQ_E2E_WORKER} + " 127.0.0.1 "
                        + port + " " + worker_secret + " " + name + " "
-                       + std::to_string(capacity) + " " + s.dir);
+                       + std::to_string(capacity) + " " + s.dir + " " + more);
 }
 
 void stop_node(const scratch& s) {
@@ -151,6 +153,84 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
                      "'worker node a lost: %' AND (attempt < 2 OR state <> "
                      "'completed')"),
     0);
+}
+
+CAF_TEST(worker nodes given the database complete in their own transactions) {
+  constexpr int total = 2000;
+  constexpr int lease_ms = 3600 * 1000; // lost attempts fail at once
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < total; ++i)
+    xs.push_back(
+      spawn_builder{"remote_complete_tx"}.channel_args(std::to_string(i % 50)));
+  spawn_or_throw(*conn, xs);
+  // What the handlers' transactions wrote with their completions.
+  pqxx::nontransaction{*conn}.exec0(
+    "CREATE TABLE tx_ledger (id uuid, attempt int, node text)");
+  scratch s;
+  auto node = start_node(url, s, lease_ms);
+  CAF_REQUIRE(node != nullptr);
+  auto a = start_worker(s, "a", 8, "'" + url + "'");
+  auto b = start_worker(s, "b", 8, "'" + url + "'");
+  CAF_REQUIRE(a != nullptr && b != nullptr);
+  auto pid_a = std::stoi(s.wait_for("a.pid"));
+  CAF_CHECK_EQUAL(s.wait_for("a.joined"), "joined");
+  CAF_CHECK_EQUAL(s.wait_for("b.joined"), "joined");
+  // Midway, worker a dies with transactions open and completions that
+  // committed but were not reported.
+  while (query_value<int>("SELECT count(*) FROM tx_ledger WHERE node = 'a'")
+         < 200)
+    std::this_thread::sleep_for(1ms);
+  CAF_REQUIRE_EQUAL(kill(pid_a, SIGKILL), 0);
+  CAF_CHECK(wait_until_drained(120s));
+  stop_node(s);
+  std::string out_node, out_a, out_b;
+  CAF_CHECK_NOT_EQUAL(finish_process(a, out_a), 0);
+  CAF_CHECK_EQUAL(finish_process(b, out_b), 0);
+  CAF_CHECK_EQUAL(finish_process(node, out_node), 0);
+  CAF_MESSAGE(s.wait_for("node.log") << out_a << out_b);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "state = 'completed'"),
+                  total);
+  // Exactly once: one ledger row per task, written by its completed
+  // attempt's transaction, none by an attempt that was rolled back.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM tx_ledger"), total);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM tx_ledger l JOIN "
+                                   "cafmq.tasks t ON t.id = l.id AND "
+                                   "t.attempt = l.attempt"),
+                  total);
+  CAF_CHECK_GREATER(
+    query_value<int>("SELECT count(*) FROM tx_ledger WHERE node = 'a'"), 0);
+  // The attempts a held when it died failed and ran again on b.
+  CAF_CHECK_GREATER(query_value<int>("SELECT count(*) FROM cafmq.tasks "
+                                     "WHERE last_error LIKE 'worker node a "
+                                     "lost: %'"),
+                    0);
+}
+
+CAF_TEST(a worker node not given the database refuses complete in a tx) {
+  auto id = spawn_builder{"remote_complete_tx"}.retries(0).spawn(*conn)->id;
+  pqxx::nontransaction{*conn}.exec0(
+    "CREATE TABLE tx_ledger (id uuid, attempt int, node text)");
+  scratch s;
+  auto node = start_node(url, s, 30000);
+  CAF_REQUIRE(node != nullptr);
+  auto w = start_worker(s, "w", 2, "'" + url + "' none");
+  CAF_REQUIRE(w != nullptr);
+  for (int i = 0; i < 12000 && state_of(*conn, id) == "pending"; ++i)
+    std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 12000 && state_of(*conn, id) == "running"; ++i)
+    std::this_thread::sleep_for(10ms);
+  CAF_CHECK_EQUAL(state_of(*conn, id), "failed");
+  auto error = query_value<std::string>(
+    "SELECT last_error FROM cafmq.tasks WHERE id = '" + to_string(id) + "'");
+  CAF_CHECK(error.find("which has no database") != std::string::npos);
+  CAF_CHECK(error.find("worker_config::database_url") != std::string::npos);
+  // Its transaction was rolled back with the refusal.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM tx_ledger"), 0);
+  stop_node(s);
+  std::string out_node, out_w;
+  CAF_CHECK_EQUAL(finish_process(node, out_node), 0);
+  CAF_CHECK_EQUAL(finish_process(w, out_w), 0);
 }
 
 CAF_TEST(a cancel reaches a handler on a worker node before any renewal) {

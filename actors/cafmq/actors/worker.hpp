@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
-// A worker node: a process with no database access that runs the handlers
-// of a registry for a runner node. The worker actor joins the runner's
-// node actor with (join_atom, worker_offer, itself) and gets a port (see
-// worker_port.hpp); it runs the attempts the port sends on executor threads
-// (at most `capacity` at once), fires their tokens on cancel, and reports
-// outcomes to the port in batches. A handler's checkpoint and keep_alive go
-// to the port, which writes them if the attempt is still current;
+// A worker node: a process that runs the handlers of a registry for a
+// runner node, which owns the queue's database. The worker actor joins the
+// runner's node actor with (join_atom, worker_offer, itself) and gets a port
+// (see worker_port.hpp); it runs the attempts the port sends on executor
+// threads (at most `capacity` at once), fires their tokens on cancel, and
+// reports outcomes to the port in batches. A handler's checkpoint and
+// keep_alive go to the port, which writes them if the attempt is still current;
 // `complete(tx)` and `checkpoint(tx, cp)` in the handler's own transaction
-// fail with a clear error (there is no database here). When the runner node
+// work when the worker is given the database's URL (a completion is then
+// reported as written), and fail with a clear error without it. When the
+// runner node
 // is lost, running handlers are cancelled, their outcomes dropped (the
 // runner fails those attempts itself), and the worker actor quits with the
 // reason. Takes: see worker_actor in protocol.hpp. A program that is not a
@@ -43,6 +45,14 @@ struct worker_config {
   std::chrono::milliseconds request_timeout = std::chrono::seconds{10};
   /// Which handler errors fail a task at once; tasks may override it.
   failure_filter is_failure = nullptr;
+  /// The queue's database, when this process can reach it: handlers may
+  /// then complete(tx) and checkpoint(tx) in their own transactions, on
+  /// their own connections to it, fenced as on the runner (an attempt that
+  /// is no longer current writes nothing). The worker opens no connection.
+  /// Empty: those calls fail with a clear error (return success, or call
+  /// complete() and checkpoint(cp), which go through the runner). A worker
+  /// process of the runner (process isolation) gets the runner's.
+  std::string database_url;
   /// Set when the runner started this process (process isolation).
   std::int64_t pid = 0;
   /// Where log records go; empty: stderr.

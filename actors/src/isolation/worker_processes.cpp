@@ -312,6 +312,7 @@ void serve_worker_process(const runner_config& cfg) {
   wcfg.request_timeout = cfg.request_timeout;
   wcfg.is_failure = cfg.is_failure;
   wcfg.pid = getpid();
+  wcfg.database_url = cfg.database_url;
   wcfg.log = cfg.log;
   wcfg.min_log_level = cfg.min_log_level;
   logger log{cfg.log ? cfg.log : stderr_sink(), cfg.min_log_level};

@@ -19,14 +19,15 @@ namespace {
 
 /// A handler's writes on a worker node: checkpoints and keep-alives go to
 /// the port (which writes them while the attempt is current), completion is
-/// reported when the handler returns. No database is here for writes in
-/// the handler's own transaction.
+/// reported when the handler returns. Writes in the handler's own
+/// transaction need the worker to know the database (`has_database`).
 class port_backend : public attempt_backend {
 public:
   port_backend(caf::actor_system& sys, worker_link_actor port,
-               caf::timespan timeout, std::shared_ptr<executor::gate> gate)
+               caf::timespan timeout, std::shared_ptr<executor::gate> gate,
+               bool has_database)
     : sys_(sys), port_(std::move(port)), timeout_(timeout),
-      gate_(std::move(gate)) {
+      gate_(std::move(gate)), has_database_(has_database) {
     // nop
   }
 
@@ -45,12 +46,15 @@ public:
   }
 
   caf::error may_write_in_transaction(const attempt_ref& x) override {
+    if (has_database_)
+      return caf::none;
     return make_error(errc::invalid_argument,
                       "task " + to_string(x.id)
                         + " runs on a worker node, which has no database: it "
                           "cannot complete or checkpoint in its own "
                           "transaction; return success or call complete() "
-                          "and checkpoint(cp) instead");
+                          "and checkpoint(cp) instead, or give the worker "
+                          "the database's URL (worker_config::database_url)");
   }
 
 private:
@@ -74,6 +78,7 @@ private:
   worker_link_actor port_;
   caf::timespan timeout_;
   std::shared_ptr<executor::gate> gate_;
+  bool has_database_;
 };
 
 // The worker's own interface: its public one, and the executor threads'
@@ -129,7 +134,7 @@ void run(worker_ptr self, std::vector<claimed_task>& tasks) {
     st.running.emplace(ref, worker_state::held{token, task.name});
     auto backend = std::make_shared<port_backend>(
       self->system(), st.port, caf::timespan{st.cfg->request_timeout},
-      st.exec->system_gate());
+      st.exec->system_gate(), !st.cfg->database_url.empty());
     auto job = [task = std::move(task), token, ref, cfg = st.cfg, backend,
                 box = st.outbox,
                 me = caf::actor_cast<worker_impl_actor>(self)] {

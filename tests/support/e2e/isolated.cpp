@@ -9,6 +9,9 @@
 //   writes "crashing" and dies by the payload's "how" ("abort" or "segv");
 //   then it writes "done".
 // - "isolated_ok" (isolated) and "local_ok" (in the runner) write "done".
+// - "isolated_tx" (isolated) inserts (id, attempt, pid) into the table
+//   isolated_tx_ledger and completes its attempt in that transaction, on a
+//   connection of its own to URL.
 // The runner writes its pid to DIR/pid once started, runs until DIR/stop
 // exists, then stops gracefully and prints "STOPPED".
 //
@@ -19,6 +22,8 @@
 #include <iostream>
 
 #include <unistd.h>
+
+#include <pqxx/pqxx>
 
 #include "cafmq/actors/isolation.hpp"
 #include "cafmq/actors/runner.hpp"
@@ -33,6 +38,7 @@ namespace cafmq::e2e {
 namespace {
 
 std::string dir;
+std::string url;
 
 caf::error record(current_task& task, const std::string& what) {
   static ledger book{dir + "/ledger"};
@@ -57,9 +63,23 @@ caf::error crash(current_task& task) {
   return done(task);
 }
 
+caf::error complete_in_tx(current_task& task) {
+  try {
+    pqxx::connection own{url};
+    pqxx::work tx{own};
+    tx.exec_params0("INSERT INTO isolated_tx_ledger VALUES ($1::uuid, $2, $3)",
+                    to_string(task.id()), task.attempt(),
+                    static_cast<long>(getpid()));
+    return task.complete(tx);
+  } catch (const std::exception& e) {
+    return make_error(errc::handler_failed, e.what());
+  }
+}
+
 } // namespace
 
 int run_isolated(const arguments& args) {
+  url = args[0];
   dir = args[1];
   auto tasks = std::make_shared<registry>();
   task_definition crashing{"crash", crash, {}};
@@ -70,6 +90,9 @@ int run_isolated(const arguments& args) {
   away.isolated = true;
   tasks->add(away);
   tasks->add({"local_ok", done, {}});
+  task_definition in_tx{"isolated_tx", complete_in_tx, {}};
+  in_tx.isolated = true;
+  tasks->add(in_tx);
   actors::runner_config cfg;
   cfg.database_url = args[0];
   cfg.node = "isolating";

@@ -6,7 +6,7 @@
 //   cafmq-e2e runner URL NODE MIN MAX [LEASE_MS]
 //   cafmq-e2e node URL SECRET [CERT KEY CAFILE]
 //   cafmq-e2e runner-node URL NODE SECRET DIR LEASE_MS
-//   cafmq-e2e worker HOST PORT SECRET NODE CAPACITY DIR
+//   cafmq-e2e worker HOST PORT SECRET NODE CAPACITY DIR [URL [WORKER_URL]]
 //   cafmq-e2e isolated URL DIR
 //   cafmq-e2e pickup DIRECT_URL WORK_URL N [LISTEN_URL]
 //   cafmq-e2e embedded URL DIR
@@ -40,7 +40,10 @@ const subcommand subcommands[] = {
   {"runner", "URL NODE MIN MAX [LEASE_MS]", {4, 5}, run_runner},
   {"node", "URL SECRET [CERT KEY CAFILE]", {2, 5}, run_node},
   {"runner-node", "URL NODE SECRET DIR LEASE_MS", {5}, run_runner_node},
-  {"worker", "HOST PORT SECRET NODE CAPACITY DIR", {6}, run_worker},
+  {"worker",
+   "HOST PORT SECRET NODE CAPACITY DIR [URL [WORKER_URL]]",
+   {6, 7, 8},
+   run_worker},
   {"isolated", "URL DIR", {2}, run_isolated},
   {"pickup", "DIRECT_URL WORK_URL N [LISTEN_URL]", {3, 4}, run_pickup},
   {"embedded", "URL DIR", {2}, run_embedded},

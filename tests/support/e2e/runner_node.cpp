@@ -23,6 +23,7 @@ int run_runner_node(const arguments& args) {
   auto remote = std::make_shared<registry>();
   remote->declare("remote_record");
   remote->declare("remote_wait_cancel");
+  remote->declare("remote_complete_tx");
   actors::runner_config cfg;
   cfg.database_url = args[0];
   cfg.node = args[1];

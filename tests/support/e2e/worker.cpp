@@ -7,15 +7,21 @@
 // until it is cancelled and then writes the CLOCK_REALTIME time (ns) at
 // which it saw the cancel to DIR/ID.cancelled. Writes its pid to
 // DIR/NODE.pid. Exits 0 when the runner lets it go, 1 when the runner is
-// lost or refuses it.
+// lost or refuses it. With URL it also runs "remote_complete_tx", which
+// inserts (id, attempt, node) into the table tx_ledger and completes its
+// attempt in that transaction, on a connection of its thread to URL; the
+// worker is told the database's URL (worker_config::database_url) unless
+// WORKER_URL is "none".
 //
-//   cafmq-e2e worker HOST PORT SECRET NODE CAPACITY DIR
+//   cafmq-e2e worker HOST PORT SECRET NODE CAPACITY DIR [URL [WORKER_URL]]
 
 #include <ctime>
 #include <iostream>
 #include <thread>
 
 #include <unistd.h>
+
+#include <pqxx/pqxx>
 
 #include "cafmq/actors/worker.hpp"
 #include "cafmq/current_task.hpp"
@@ -30,6 +36,24 @@ namespace {
 
 std::string dir;
 std::string node;
+std::string url;
+
+caf::error remote_complete_tx(current_task& task) {
+  thread_local std::unique_ptr<pqxx::connection> own;
+  try {
+    if (!own || !own->is_open())
+      own = std::make_unique<pqxx::connection>(url);
+    pqxx::work tx{*own};
+    tx.exec_params0("INSERT INTO tx_ledger VALUES ($1::uuid, $2, $3)",
+                    to_string(task.id()), task.attempt(), node);
+    // Long enough that a killed worker dies with transactions open.
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    return task.complete(tx);
+  } catch (const std::exception& e) {
+    own.reset();
+    return make_error(errc::handler_failed, e.what());
+  }
+}
 
 caf::error remote_record(current_task& task) {
   static ledger book{dir + "/" + node + ".ledger"};
@@ -59,6 +83,12 @@ int run_worker(const arguments& args) {
   tasks->add({"remote_record", remote_record, {}});
   tasks->add({"remote_wait_cancel", remote_wait_cancel, {}});
   actors::worker_config cfg;
+  if (args.size() > 6) {
+    url = args[6];
+    tasks->add({"remote_complete_tx", remote_complete_tx, {}});
+    if (args.size() < 8 || args[7] != "none")
+      cfg.database_url = url;
+  }
   cfg.node = node;
   cfg.tasks = tasks;
   cfg.capacity = std::stoi(args[4]);
