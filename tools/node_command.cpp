@@ -98,9 +98,12 @@ void print_event(const task_event& x) {
             << " id=" << to_string(x.id) << " name=" << x.name
             << " channel=" << x.channel_name << " args=" << x.channel_args
             << " attempt=" << x.attempt << " node=" << x.node;
+  if (!x.worker.empty())
+    std::cout << " worker=" << x.worker;
   if (x.kind == task_event::failed)
-    std::cout << " retryable=" << (x.retryable ? "true" : "false")
-              << " error=\"" << x.error << '"';
+    std::cout << " retryable=" << (x.retryable ? "true" : "false");
+  if (!x.error.empty())
+    std::cout << " error=\"" << x.error << '"';
   std::cout << std::endl;
 }
 

@@ -213,6 +213,27 @@ CAF_TEST(a running attempt that stopped after a cancel is reported cancelled) {
   CAF_CHECK(!book->events[1].retryable);
 }
 
+CAF_TEST(an ending names the worker that ran the attempt) {
+  start();
+  subscribe({});
+  auto patient = in_channel("patient", "ward");
+  claim_next({patient});
+  // As a worker's port reports it through the router.
+  using dispatcher_type = caf::stateful_actor<dispatcher_impl::dispatcher_state,
+                                              dispatcher_actor::base>;
+  auto& channels = *deref<dispatcher_type>(dispatcher()).state.channels;
+  CAF_REQUIRE_EQUAL(channels.size(), 1u);
+  auto done = outcome(patient, task_outcome::completed);
+  done.worker = "w9";
+  anon_send(channels.begin()->second.handle, done_atom::value,
+            std::vector<task_outcome>{done});
+  settle();
+  CAF_REQUIRE_EQUAL(book->events.size(), 2u);
+  CAF_CHECK_EQUAL(book->events[0].worker, "");
+  CAF_CHECK_EQUAL(book->events[1].kind, task_event::completed);
+  CAF_CHECK_EQUAL(book->events[1].worker, "w9");
+}
+
 CAF_TEST(a subscriber that ends is dropped) {
   start();
   auto subscriber = subscribe({});

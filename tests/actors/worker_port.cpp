@@ -95,6 +95,8 @@ CAF_TEST(a port reports outcomes of the attempts it holds once) {
   CAF_REQUIRE_EQUAL(done.size(), 1u);
   CAF_CHECK_EQUAL(refs_of(done[0]), refs({ref_of(a)}));
   CAF_CHECK_EQUAL(done[0][0].kind, task_outcome::completed);
+  // Named by the worker that ran it (its events say so).
+  CAF_CHECK_EQUAL(done[0][0].worker, "w1");
   // Another attempt of the same task is not the one it holds either.
   auto b2 = b;
   b2.attempt = 2;
@@ -118,6 +120,7 @@ CAF_TEST(a worker that goes down fails every held attempt at once) {
     CAF_CHECK_EQUAL(x.kind, task_outcome::failed);
     CAF_CHECK(x.retryable);
     CAF_CHECK_EQUAL(x.error.find("worker node w1 lost: "), 0u);
+    CAF_CHECK_EQUAL(x.worker, "w1");
   }
   CAF_CHECK(terminated(port));
   // The worker's late outcome reaches nobody.

@@ -49,9 +49,40 @@ long long realtime_ns() {
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
 
+struct remote_fixture : db_fixture {
+  // Runs what is spawned on a runner node (`lease_ms`) with workers a and b
+  // (`more`: their optional arguments), kills a once `midway` holds, waits
+  // until nothing is pending or running, and stops the node: a ended by
+  // its kill, b and the node cleanly.
+  template <class Pred>
+  void drain_killing_a(const scratch& s, int lease_ms, const std::string& more,
+                       Pred midway) {
+    auto node = start_node(url, s, lease_ms);
+    CAF_REQUIRE(node != nullptr);
+    auto a = start_worker(s, "a", 8, more);
+    auto b = start_worker(s, "b", 8, more);
+    CAF_REQUIRE(a != nullptr && b != nullptr);
+    auto pid_a = std::stoi(s.wait_for("a.pid"));
+    // worker_node::wait_joined: each worker knows when its join was
+    // accepted.
+    CAF_CHECK_EQUAL(s.wait_for("a.joined"), "joined");
+    CAF_CHECK_EQUAL(s.wait_for("b.joined"), "joined");
+    while (!midway())
+      std::this_thread::sleep_for(1ms);
+    CAF_REQUIRE_EQUAL(kill(pid_a, SIGKILL), 0);
+    CAF_CHECK(wait_until_drained(120s));
+    stop_node(s);
+    std::string out_node, out_a, out_b;
+    CAF_CHECK_NOT_EQUAL(finish_process(a, out_a), 0);
+    CAF_CHECK_EQUAL(finish_process(b, out_b), 0);
+    CAF_CHECK_EQUAL(finish_process(node, out_node), 0);
+    CAF_MESSAGE(s.wait_for("node.log") << out_a << out_b);
+  }
+};
+
 } // namespace
 
-CAF_TEST_FIXTURE_SCOPE(remote_worker_tests, db_fixture)
+CAF_TEST_FIXTURE_SCOPE(remote_worker_tests, remote_fixture)
 
 CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
   constexpr int total = 5000;
@@ -76,28 +107,12 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
     "FOR EACH ROW WHEN (NEW.state = 'completed') EXECUTE FUNCTION "
     "record_completion()");
   scratch s;
-  auto node = start_node(url, s, lease_ms);
-  CAF_REQUIRE(node != nullptr);
-  auto a = start_worker(s, "a", 8);
-  auto b = start_worker(s, "b", 8);
-  CAF_REQUIRE(a != nullptr && b != nullptr);
-  auto pid_a = std::stoi(s.wait_for("a.pid"));
-  // worker_node::wait_joined: each worker knows when its join was accepted.
-  CAF_CHECK_EQUAL(s.wait_for("a.joined"), "joined");
-  CAF_CHECK_EQUAL(s.wait_for("b.joined"), "joined");
   // Midway, while it runs attempts, worker a dies without a word.
-  struct stat ledger;
-  while (stat(s.path("a.ledger").c_str(), &ledger) != 0
-         || ledger.st_size < 200 * 40)
-    std::this_thread::sleep_for(1ms);
-  CAF_REQUIRE_EQUAL(kill(pid_a, SIGKILL), 0);
-  CAF_CHECK(wait_until_drained(120s));
-  stop_node(s);
-  std::string out_node, out_a, out_b;
-  CAF_CHECK_NOT_EQUAL(finish_process(a, out_a), 0);
-  CAF_CHECK_EQUAL(finish_process(b, out_b), 0);
-  CAF_CHECK_EQUAL(finish_process(node, out_node), 0);
-  CAF_MESSAGE(s.wait_for("node.log") << out_a << out_b);
+  drain_killing_a(s, lease_ms, "", [&] {
+    struct stat ledger;
+    return stat(s.path("a.ledger").c_str(), &ledger) == 0
+           && ledger.st_size >= 200 * 40;
+  });
   // The handlers' ledger: one line per attempt a handler finished, written
   // before it returned.
   pqxx::nontransaction{*conn}.exec0(
@@ -167,27 +182,12 @@ CAF_TEST(worker nodes given the database complete in their own transactions) {
   pqxx::nontransaction{*conn}.exec0(
     "CREATE TABLE tx_ledger (id uuid, attempt int, node text)");
   scratch s;
-  auto node = start_node(url, s, lease_ms);
-  CAF_REQUIRE(node != nullptr);
-  auto a = start_worker(s, "a", 8, "'" + url + "'");
-  auto b = start_worker(s, "b", 8, "'" + url + "'");
-  CAF_REQUIRE(a != nullptr && b != nullptr);
-  auto pid_a = std::stoi(s.wait_for("a.pid"));
-  CAF_CHECK_EQUAL(s.wait_for("a.joined"), "joined");
-  CAF_CHECK_EQUAL(s.wait_for("b.joined"), "joined");
   // Midway, worker a dies with transactions open and completions that
   // committed but were not reported.
-  while (query_value<int>("SELECT count(*) FROM tx_ledger WHERE node = 'a'")
-         < 200)
-    std::this_thread::sleep_for(1ms);
-  CAF_REQUIRE_EQUAL(kill(pid_a, SIGKILL), 0);
-  CAF_CHECK(wait_until_drained(120s));
-  stop_node(s);
-  std::string out_node, out_a, out_b;
-  CAF_CHECK_NOT_EQUAL(finish_process(a, out_a), 0);
-  CAF_CHECK_EQUAL(finish_process(b, out_b), 0);
-  CAF_CHECK_EQUAL(finish_process(node, out_node), 0);
-  CAF_MESSAGE(s.wait_for("node.log") << out_a << out_b);
+  drain_killing_a(s, lease_ms, "'" + url + "'", [&] {
+    return query_value<int>("SELECT count(*) FROM tx_ledger WHERE node = 'a'")
+           >= 200;
+  });
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
                                    "state = 'completed'"),
                   total);

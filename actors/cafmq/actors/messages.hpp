@@ -60,6 +60,9 @@ struct task_outcome {
   /// For `completed`: the result the handler stored (JSON text), "" for
   /// none.
   std::string result;
+  /// The joined worker (worker node or worker process) that ran it, as its
+  /// port on the runner names it; empty when it ran in this runtime.
+  std::string worker;
 };
 
 /// Counters of one runtime.
@@ -189,6 +192,11 @@ struct task_event {
   caf::timestamp at;
   /// The runner's node name.
   std::string node;
+  /// For an ending: the joined worker (worker node or worker process) that
+  /// ran the attempt; empty when it ran in this runtime. (A remote
+  /// attempt's `started` comes before a worker is chosen, so it names
+  /// none.)
+  std::string worker;
 };
 
 /// Which events a subscriber gets.
@@ -347,7 +355,7 @@ namespace cafmq::actors {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_outcome& x) {
   return f(caf::meta::type_name("cafmq::task_outcome"), x.ref, x.kind, x.error,
-           x.retryable, x.result);
+           x.retryable, x.result, x.worker);
 }
 
 template <class Inspector>
@@ -374,7 +382,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_event& x) {
   return f(caf::meta::type_name("cafmq::task_event"), x.kind, x.id, x.attempt,
            x.name, x.channel_name, x.channel_args, x.error, x.retryable, x.at,
-           x.node);
+           x.node, x.worker);
 }
 
 template <class Inspector>

@@ -44,6 +44,7 @@ void lose_worker(port_ptr self, const std::string& why) {
     x.kind = task_outcome::failed;
     x.error = why;
     x.retryable = true;
+    x.worker = st.offer.node;
     outcomes.push_back(std::move(x));
   }
   st.ctx->log(log_level::warning, "worker lost, its attempts failed",
@@ -109,6 +110,8 @@ worker_port_actor::behavior_type port(port_ptr self, context_ptr ctx,
       outcomes.erase(std::remove_if(outcomes.begin(), outcomes.end(),
                                     [&](auto& x) { return held(x) == 0; }),
                      outcomes.end());
+      for (auto& x : outcomes)
+        x.worker = st.offer.node;
       if (!outcomes.empty())
         self->send(st.router, done_atom::value, std::move(outcomes));
       quit_if_drained(self);

@@ -43,6 +43,7 @@ task_event written_event(const attempt& x, written_as as,
   else
     result.error = x.outcome.error;
   result.retryable = as == written_as::retrying;
+  result.worker = x.outcome.worker;
   return result;
 }
 
