@@ -68,12 +68,22 @@ struct events_fixture : fixture {
     settle();
   }
 
+  using dispatcher_type = caf::stateful_actor<dispatcher_impl::dispatcher_state,
+                                              dispatcher_actor::base>;
+
   // True while the dispatcher (and so every channel) sends events.
   bool active() {
-    using dispatcher_type
-      = caf::stateful_actor<dispatcher_impl::dispatcher_state,
-                            dispatcher_actor::base>;
     return static_cast<bool>(deref<dispatcher_type>(dispatcher()).state.events);
+  }
+
+  // Sends `x` to the only channel actor, as the pool or the router does
+  // when its attempt left its handler.
+  void report_to_channel(const task_outcome& x) {
+    auto& channels = *deref<dispatcher_type>(dispatcher()).state.channels;
+    CAF_REQUIRE_EQUAL(channels.size(), 1u);
+    anon_send(channels.begin()->second.handle, done_atom::value,
+              std::vector<task_outcome>{x});
+    settle();
   }
 
   // The face's side of the runtime (its subscriptions, its hub).
@@ -162,16 +172,7 @@ CAF_TEST(an attempt completed in its handlers transaction is reported) {
   claim_next({patient});
   // The handler completed the task with complete(tx), which committed: it
   // leaves its handler with nothing for the completer to write.
-  using dispatcher_type = caf::stateful_actor<dispatcher_impl::dispatcher_state,
-                                              dispatcher_actor::base>;
-  auto& channels = *deref<dispatcher_type>(dispatcher()).state.channels;
-  CAF_REQUIRE_EQUAL(channels.size(), 1u);
-  task_outcome done;
-  done.ref = {patient.id, patient.attempt};
-  done.kind = task_outcome::recorded;
-  anon_send(channels.begin()->second.handle, done_atom::value,
-            std::vector<task_outcome>{done});
-  settle();
+  report_to_channel(outcome(patient, task_outcome::recorded));
   CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, patient.id},
                                         {task_event::completed, patient.id}}));
 }
@@ -219,15 +220,9 @@ CAF_TEST(an ending names the worker that ran the attempt) {
   auto patient = in_channel("patient", "ward");
   claim_next({patient});
   // As a worker's port reports it through the router.
-  using dispatcher_type = caf::stateful_actor<dispatcher_impl::dispatcher_state,
-                                              dispatcher_actor::base>;
-  auto& channels = *deref<dispatcher_type>(dispatcher()).state.channels;
-  CAF_REQUIRE_EQUAL(channels.size(), 1u);
   auto done = outcome(patient, task_outcome::completed);
   done.worker = "w9";
-  anon_send(channels.begin()->second.handle, done_atom::value,
-            std::vector<task_outcome>{done});
-  settle();
+  report_to_channel(done);
   CAF_REQUIRE_EQUAL(book->events.size(), 2u);
   CAF_CHECK_EQUAL(book->events[0].worker, "");
   CAF_CHECK_EQUAL(book->events[1].kind, task_event::completed);
