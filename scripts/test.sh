@@ -41,7 +41,7 @@ asan() {
     && cmake --build $tree -j2 --target cafmq-unit-tests \
       cafmq-actor-tests cafmq-thread-tests consumer \
     && UBSAN_OPTIONS="suppressions=$PWD/tests/sanitizer.supp:halt_on_error=1:print_stacktrace=1" \
-      ctest --test-dir $tree/cafmq -L unit --output-on-failure \
+      ctest --test-dir $tree/cafmq -L unit -j2 --output-on-failure \
     && CAFMQ_SUBDIRECTORY_BUILD=$tree \
       bash tests/scripts/consumer.sh build subdirectory
 }
@@ -67,11 +67,17 @@ suites() {
 }
 
 # The sanitizer builds compile while the suites of build/ run, which wait
-# on processes, timers and the database much of the time; their output goes
-# to build/sanitizers.log, shown when they fail.
+# on processes, timers and the database much of the time. The small TSan
+# tree builds beside the ASan one (whose actor library, one long compile,
+# ends the stage), so it is not left for the end. Their output goes to
+# build/sanitizers.log, shown when they fail.
 sanitizers() {
-  local t0=$SECONDS rc=0
-  { asan && tsan; } >build/sanitizers.log 2>&1 || rc=$?
+  local t0=$SECONDS rc=0 pid
+  tsan >build/sanitizers-tsan.log 2>&1 &
+  pid=$!
+  asan >build/sanitizers.log 2>&1 || rc=$?
+  wait "$pid" || rc=$?
+  cat build/sanitizers-tsan.log >>build/sanitizers.log
   echo "$((SECONDS - t0))" >build/sanitizers.time
   return $rc
 }

@@ -37,6 +37,55 @@ std::string with_database(const std::string& url, const std::string& dbname) {
   return url + " dbname=" + dbname;
 }
 
+namespace {
+
+// The migrated database each test database is copied from: copying it
+// costs a third of creating a database and migrating it (about 70 ms
+// against 240 ms here), in each of some 200 test cases.
+constexpr const char* template_name = "cafmq_test_template";
+
+// Serializes the template's checks and copies across test processes: a
+// database cannot be copied while anyone is connected to it.
+constexpr const char* template_lock = "SELECT pg_advisory_lock(7361626101)";
+constexpr const char* template_unlock = "SELECT pg_advisory_unlock(7361626101)";
+
+// Makes sure the template holds this build's schema: created and migrated
+// if it is missing, rebuilt if check_schema refuses it (an older build made
+// it). Once per process; the caller holds the template lock.
+void prepare_template(pqxx::nontransaction& admin) {
+  static bool checked = false;
+  if (checked)
+    return;
+  auto quoted = admin.quote_name(template_name);
+  auto exists = !admin
+                   .exec_params("SELECT 1 FROM pg_database WHERE datname = $1",
+                                template_name)
+                   .empty();
+  auto url = with_database(admin_url(), template_name);
+  if (exists) {
+    auto current = [&] {
+      pqxx::connection conn{url};
+      return !check_schema(conn);
+    }();
+    if (current) {
+      checked = true;
+      return;
+    }
+    admin.exec0("DROP DATABASE " + quoted + " WITH (FORCE)");
+  }
+  admin.exec0("CREATE DATABASE " + quoted);
+  {
+    pqxx::connection conn{url};
+    auto version = migrate(conn);
+    if (!version)
+      throw std::runtime_error("cannot migrate the test template database: "
+                               + render(version.error()));
+  }
+  checked = true;
+}
+
+} // namespace
+
 db_fixture::db_fixture() {
   static std::atomic<int> counter{0};
   dbname = "cafmq_test_" + std::to_string(::getpid()) + "_"
@@ -45,14 +94,14 @@ db_fixture::db_fixture() {
   {
     pqxx::connection admin{admin_url()};
     pqxx::nontransaction tx{admin};
-    tx.exec0("CREATE DATABASE " + tx.quote_name(dbname));
+    tx.exec(template_lock);
+    prepare_template(tx);
+    tx.exec0("CREATE DATABASE " + tx.quote_name(dbname) + " TEMPLATE "
+             + tx.quote_name(template_name) + " STRATEGY FILE_COPY");
+    tx.exec(template_unlock);
   }
   url = with_database(admin_url(), dbname);
   conn = connect();
-  auto version = migrate(*conn);
-  if (!version)
-    throw std::runtime_error("cannot migrate the test database: "
-                             + render(version.error()));
 }
 
 db_fixture::~db_fixture() {
