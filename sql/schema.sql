@@ -94,7 +94,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
+CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval, ended text, error text)
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -159,7 +159,10 @@ BEGIN
             v_cursor := v_row.cursor_args;
             CONTINUE;
           END IF;
-          v_taken := v_taken + 1;
+          -- A task the claim ended takes no slot.
+          IF v_row.ended IS NULL THEN
+            v_taken := v_taken + 1;
+          END IF;
           id := v_row.id; name := v_row.name;
           channel_name := v_row.channel_name;
           channel_args := v_row.channel_args; attempt := v_row.attempt;
@@ -168,6 +171,7 @@ BEGIN
           payload_json := v_row.payload_json;
           payload_bytes := v_row.payload_bytes;
           cursor_name := NULL; cursor_args := NULL; wait := NULL;
+          ended := v_row.ended; error := v_row.error;
           RETURN NEXT;
         END LOOP;
         p_limit := p_limit - v_taken;
@@ -211,7 +215,7 @@ BEGIN
     attempt := NULL; max_attempts := NULL; ordered := NULL; timeout := NULL;
     deadline := NULL; payload_json := NULL; payload_bytes := NULL;
     cursor_name := p_cursor_name; cursor_args := p_cursor_args;
-    wait := interval '0';
+    wait := interval '0'; ended := NULL; error := NULL;
     RETURN NEXT;
     RETURN;
   END IF;
@@ -220,13 +224,14 @@ BEGIN
                       c.payload_json, c.payload_bytes, c.cursor_name,
                       c.cursor_args,
                       CASE WHEN c.id IS NULL THEN least(c.wait, v_wait)
-                           ELSE c.wait END
+                           ELSE c.wait END,
+                      c.ended, c.error
                  FROM cafmq.claim_unpaused(
                    p_node, p_names, p_channels, p_paused, p_limit, p_lease,
                    p_max_lost, p_cursor_name, p_cursor_args) c;
 END $$;
 
-CREATE FUNCTION cafmq.claim_unpaused(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval)
+CREATE FUNCTION cafmq.claim_unpaused(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval, ended text, error text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET enable_sort TO 'off'
@@ -496,16 +501,26 @@ BEGIN
               t.max_attempts, t.ordered, t.timeout, t.deadline, t.state)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
          c.max_attempts, c.ordered, c.timeout, c.deadline, p.json::text,
-         p.bytes, NULL::text, NULL::text, NULL::interval
+         p.bytes, NULL::text, NULL::text, NULL::interval, NULL::text,
+         NULL::text
     FROM claimed c LEFT JOIN cafmq.payloads p ON p.id = c.id
    WHERE c.state = 'running';
   GET DIAGNOSTICS v_running = ROW_COUNT;
   IF v_running < cardinality(v_ids) THEN
-    -- Some ended instead (rare): their ordered successors are heads now.
+    -- Some ended instead (rare): their ordered successors are heads now,
+    -- and the runner reports them. Every locked task was updated, so those
+    -- of v_ids that do not run are the ones this claim ended.
     PERFORM cafmq.notify_ready(ARRAY(
       SELECT t.channel_name FROM cafmq.tasks t
        WHERE t.id = ANY (v_ids) AND t.ordered
          AND t.state IN ('failed', 'cancelled')));
+    RETURN QUERY
+    SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
+           t.attempt, t.max_attempts, t.ordered, NULL::interval,
+           NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
+           NULL::interval, t.state::text, t.last_error
+      FROM cafmq.tasks t
+     WHERE t.id = ANY (v_ids) AND t.state IN ('failed', 'cancelled');
   END IF;
   PERFORM cafmq.publish_status(v_ids);
   RETURN QUERY
@@ -528,7 +543,8 @@ BEGIN
            (SELECT t.commit_deadline FROM cafmq.tasks t
              WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
              ORDER BY t.commit_deadline LIMIT 1))
-           - now() END;
+           - now() END,
+         NULL::text, NULL::text;
 END
 $$;
 

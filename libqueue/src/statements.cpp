@@ -80,7 +80,8 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     timeout_us = col("timeout_us"), deadline_in_us = col("deadline_in_us"),
     payload_json = col("payload_json"), payload_bytes = col("payload_bytes"),
     cursor_name = col("cursor_name"), cursor_args = col("cursor_args"),
-    wait_us = col("wait_us"), pickup_us = col("pickup_us");
+    wait_us = col("wait_us"), pickup_us = col("pickup_us"),
+    ended = col("ended"), error = col("error");
   for (const auto& row : rows) {
     if (row[id].is_null()) {
       result.cursor.channel_name = optional_text(row[cursor_name]);
@@ -98,6 +99,11 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     task.attempt = row[attempt].as<int>();
     task.max_attempts = row[max_attempts].as<int>();
     task.ordered = row[ordered].as<bool>();
+    if (!row[ended].is_null()) {
+      result.ended.push_back({std::move(task), row[ended].c_str(),
+                              optional_text(row[error]).value_or("")});
+      continue;
+    }
     task.timeout = to_micros(row[timeout_us]);
     task.deadline_in = to_micros(row[deadline_in_us]);
     task.payload_json = optional_text(row[payload_json]);

@@ -9,7 +9,13 @@
 -- window, and claimed on its own up to them, before the ordinary claim
 -- fills what is left of the batch. The lock is held until the claim
 -- commits, so the next claim of that channel counts what this one started.
-CREATE OR REPLACE FUNCTION cafmq.claim(
+-- Tasks a claim ends instead of running come back with `ended` and `error`
+-- (see claim_unpaused).
+--
+-- The columns ended and error are new: a new return type needs a DROP.
+DROP FUNCTION IF EXISTS cafmq.claim(text, text[], text[], text[], integer,
+    interval, integer, text, text);
+CREATE FUNCTION cafmq.claim(
     p_node text,
     p_names text[],
     p_channels text[],
@@ -33,7 +39,9 @@ CREATE OR REPLACE FUNCTION cafmq.claim(
     payload_bytes bytea,
     cursor_name text,
     cursor_args text,
-    wait interval)
+    wait interval,
+    ended text,
+    error text)
  LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -98,7 +106,10 @@ BEGIN
             v_cursor := v_row.cursor_args;
             CONTINUE;
           END IF;
-          v_taken := v_taken + 1;
+          -- A task the claim ended takes no slot.
+          IF v_row.ended IS NULL THEN
+            v_taken := v_taken + 1;
+          END IF;
           id := v_row.id; name := v_row.name;
           channel_name := v_row.channel_name;
           channel_args := v_row.channel_args; attempt := v_row.attempt;
@@ -107,6 +118,7 @@ BEGIN
           payload_json := v_row.payload_json;
           payload_bytes := v_row.payload_bytes;
           cursor_name := NULL; cursor_args := NULL; wait := NULL;
+          ended := v_row.ended; error := v_row.error;
           RETURN NEXT;
         END LOOP;
         p_limit := p_limit - v_taken;
@@ -150,7 +162,7 @@ BEGIN
     attempt := NULL; max_attempts := NULL; ordered := NULL; timeout := NULL;
     deadline := NULL; payload_json := NULL; payload_bytes := NULL;
     cursor_name := p_cursor_name; cursor_args := p_cursor_args;
-    wait := interval '0';
+    wait := interval '0'; ended := NULL; error := NULL;
     RETURN NEXT;
     RETURN;
   END IF;
@@ -159,7 +171,8 @@ BEGIN
                       c.payload_json, c.payload_bytes, c.cursor_name,
                       c.cursor_args,
                       CASE WHEN c.id IS NULL THEN least(c.wait, v_wait)
-                           ELSE c.wait END
+                           ELSE c.wait END,
+                      c.ended, c.error
                  FROM cafmq.claim_unpaused(
                    p_node, p_names, p_channels, p_paused, p_limit, p_lease,
                    p_max_lost, p_cursor_name, p_cursor_args) c;

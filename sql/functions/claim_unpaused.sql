@@ -6,8 +6,16 @@
 -- prioritized tasks first within a channel and in the fill. Each claimed
 -- task is running with a new attempt and a lease of p_lease; a task whose
 -- lease lapsed more than p_max_lost times ends as poison. p_cursor_* is
--- where the previous claim's round over the channels stopped.
-CREATE OR REPLACE FUNCTION cafmq.claim_unpaused(
+-- where the previous claim's round over the channels stopped. A task it
+-- ends instead of running (cancel requested, deadline passed, the lease of
+-- its last attempt lapsed, poison) comes back too, with `ended` (its new
+-- state) and `error`, so the runner can report it; a claimed one has
+-- `ended` NULL.
+--
+-- The columns ended and error are new: a new return type needs a DROP.
+DROP FUNCTION IF EXISTS cafmq.claim_unpaused(text, text[], text[], text[],
+    integer, interval, integer, text, text);
+CREATE FUNCTION cafmq.claim_unpaused(
     p_node text,
     p_names text[],
     p_channels text[],
@@ -31,7 +39,9 @@ CREATE OR REPLACE FUNCTION cafmq.claim_unpaused(
     payload_bytes bytea,
     cursor_name text,
     cursor_args text,
-    wait interval)
+    wait interval,
+    ended text,
+    error text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET enable_sort TO 'off'
@@ -301,16 +311,26 @@ BEGIN
               t.max_attempts, t.ordered, t.timeout, t.deadline, t.state)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
          c.max_attempts, c.ordered, c.timeout, c.deadline, p.json::text,
-         p.bytes, NULL::text, NULL::text, NULL::interval
+         p.bytes, NULL::text, NULL::text, NULL::interval, NULL::text,
+         NULL::text
     FROM claimed c LEFT JOIN cafmq.payloads p ON p.id = c.id
    WHERE c.state = 'running';
   GET DIAGNOSTICS v_running = ROW_COUNT;
   IF v_running < cardinality(v_ids) THEN
-    -- Some ended instead (rare): their ordered successors are heads now.
+    -- Some ended instead (rare): their ordered successors are heads now,
+    -- and the runner reports them. Every locked task was updated, so those
+    -- of v_ids that do not run are the ones this claim ended.
     PERFORM cafmq.notify_ready(ARRAY(
       SELECT t.channel_name FROM cafmq.tasks t
        WHERE t.id = ANY (v_ids) AND t.ordered
          AND t.state IN ('failed', 'cancelled')));
+    RETURN QUERY
+    SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
+           t.attempt, t.max_attempts, t.ordered, NULL::interval,
+           NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
+           NULL::interval, t.state::text, t.last_error
+      FROM cafmq.tasks t
+     WHERE t.id = ANY (v_ids) AND t.state IN ('failed', 'cancelled');
   END IF;
   PERFORM cafmq.publish_status(v_ids);
   RETURN QUERY
@@ -333,6 +353,7 @@ BEGIN
            (SELECT t.commit_deadline FROM cafmq.tasks t
              WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
              ORDER BY t.commit_deadline LIMIT 1))
-           - now() END;
+           - now() END,
+         NULL::text, NULL::text;
 END
 $$;

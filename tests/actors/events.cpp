@@ -229,6 +229,28 @@ CAF_TEST(an ending names the worker that ran the attempt) {
   CAF_CHECK_EQUAL(book->events[1].worker, "w9");
 }
 
+CAF_TEST(tasks a claim ended instead of running are reported) {
+  start();
+  subscribe({});
+  claim_ending poison{in_channel("ok", "a"), "failed", "lost 5 attempts"};
+  claim_ending cancelled{in_channel("ok", "b"), "cancelled", "stop"};
+  claim_result batch;
+  batch.ended = {poison, cancelled};
+  log->claims.push_back(batch);
+  anon_send(dispatcher(), rescan_atom::value);
+  settle();
+  CAF_CHECK_EQUAL(book->seen(),
+                  (seen_t{{task_event::failed, poison.task.id},
+                          {task_event::cancelled, cancelled.task.id}}));
+  CAF_CHECK_EQUAL(book->events[0].error, "lost 5 attempts");
+  CAF_CHECK(!book->events[0].retryable);
+  CAF_CHECK_EQUAL(book->events[1].channel_name, "b");
+  // Counted as endings, like those a handler's outcome wrote.
+  auto counts = stats();
+  CAF_CHECK_EQUAL(counts.failed, 2);
+  CAF_CHECK_EQUAL(counts.completed, 0);
+}
+
 CAF_TEST(a subscriber that ends is dropped) {
   start();
   auto subscriber = subscribe({});

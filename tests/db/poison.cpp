@@ -49,8 +49,16 @@ CAF_TEST(a task whose attempts keep getting lost ends failed as poison) {
   for (int attempt = 1; attempt <= 3; ++attempt)
     claim_and_lose(*this, *q, id, attempt);
   CAF_CHECK_EQUAL(lost_attempts(*this, id), 2);
-  // The claim that finds the third loss ends the task instead of running it.
-  CAF_CHECK(claim_or_throw(*q, poison_request()).tasks.empty());
+  // The claim that finds the third loss ends the task instead of running it,
+  // and says so, for its runner to report.
+  auto batch = claim_or_throw(*q, poison_request());
+  CAF_CHECK(batch.tasks.empty());
+  CAF_REQUIRE_EQUAL(batch.ended.size(), 1u);
+  CAF_CHECK(batch.ended[0].task.id == id);
+  CAF_CHECK_EQUAL(batch.ended[0].task.name, "t");
+  CAF_CHECK_EQUAL(batch.ended[0].task.attempt, 3);
+  CAF_CHECK_EQUAL(batch.ended[0].state, "failed");
+  CAF_CHECK_EQUAL(batch.ended[0].error, poisoned);
   auto st = status(*conn, id);
   CAF_CHECK_EQUAL(to_string(st->state), "failed");
   CAF_CHECK(st->last_error == std::string{poisoned});
@@ -138,7 +146,10 @@ CAF_TEST(a cancelled poison task ends cancelled) {
   claim_and_lose(*this, *q, id, 2);
   claim_and_lose(*this, *q, id, 3);
   CAF_REQUIRE(cancel(*conn, id));
-  CAF_CHECK(claim_or_throw(*q, poison_request()).tasks.empty());
+  auto batch = claim_or_throw(*q, poison_request());
+  CAF_CHECK(batch.tasks.empty());
+  CAF_REQUIRE_EQUAL(batch.ended.size(), 1u);
+  CAF_CHECK_EQUAL(batch.ended[0].state, "cancelled");
   CAF_CHECK_EQUAL(state_of(*conn, id), "cancelled");
 }
 

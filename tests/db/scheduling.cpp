@@ -212,6 +212,41 @@ CAF_TEST(at most max_running run across pollers and a freed slot is reused) {
   CAF_CHECK_EQUAL(e.tasks.size(), 7u);
 }
 
+CAF_TEST(
+  a task a claim of a limited channel ends comes back and takes no slot) {
+  auto late = spawn_builder{"t"}
+                .channel_name("lim")
+                .deadline(std::chrono::system_clock::now() + 1h)
+                .spawn(*conn)
+                ->id;
+  auto ok = spawn_builder{"t"}.channel_name("lim").spawn(*conn)->id;
+  // Its deadline passes before it ran.
+  pqxx::nontransaction{*conn}.exec0(
+    "UPDATE cafmq.tasks SET deadline = now() - interval '1 s' WHERE id = '"
+    + to_string(late) + "'");
+  channel_limit lim;
+  lim.channel_name = "lim";
+  lim.max_running = 1;
+  CAF_REQUIRE(set_channel_limit(*conn, lim) == caf::none);
+  auto q = poller();
+  std::vector<claimed_task> claimed;
+  std::vector<claim_ending> ended;
+  for (int i = 0; i < 3 && claimed.empty(); ++i) {
+    auto batch = claim_or_throw(*q, request({"t"}, 10));
+    claimed.insert(claimed.end(), batch.tasks.begin(), batch.tasks.end());
+    ended.insert(ended.end(), batch.ended.begin(), batch.ended.end());
+  }
+  CAF_REQUIRE_EQUAL(ended.size(), 1u);
+  CAF_CHECK(ended[0].task.id == late);
+  CAF_CHECK_EQUAL(ended[0].task.channel_name, "lim");
+  CAF_CHECK_EQUAL(ended[0].state, "failed");
+  CAF_CHECK_EQUAL(ended[0].error, "deadline passed before the task ran");
+  // The slot went to the task that runs.
+  CAF_REQUIRE_EQUAL(claimed.size(), 1u);
+  CAF_CHECK(claimed[0].id == ok);
+  CAF_CHECK_EQUAL(state_of(*conn, late), "failed");
+}
+
 CAF_TEST(the args of a limited channel share its slots in turn) {
   for (int i = 0; i < 4; ++i)
     for (const char* args : {"x", "y"})

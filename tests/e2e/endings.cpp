@@ -278,6 +278,31 @@ CAF_TEST(every ending gets its events in order) {
   exec("UPDATE cafmq.tasks SET state = 'cancelled', finished_at = now() "
        "WHERE id = '"
        + to_string(held) + "'");
+  // Endings a claim decides instead of running the task, reported by the
+  // runtime whose claim it was. A spawn's notification makes it claim.
+  // A deadline that passed before the task ran:
+  auto expired = spawn_builder{"ok"}
+                   .delay(1h)
+                   .deadline(std::chrono::system_clock::now() + 2h)
+                   .spawn(*conn)
+                   ->id;
+  exec("UPDATE cafmq.tasks SET run_at = now(), deadline = now() - interval "
+       "'1 s' WHERE id = '"
+       + to_string(expired) + "'");
+  spawn_builder{"ok"}.spawn(*conn);
+  xs = expect_steps(expired, {{"failed", 0}});
+  CAF_CHECK(!xs[0].retryable);
+  CAF_CHECK_EQUAL(xs[0].error, "deadline passed before the task ran");
+  // A poison task: its fifth attempt in a row was lost (its runner died).
+  auto poison = spawn_builder{"ok"}.delay(1h).retries(20).spawn(*conn)->id;
+  exec("UPDATE cafmq.tasks SET state = 'running', attempt = 5, "
+       "lost_attempts = 4, run_at = now() - interval '1 s', started_at = "
+       "now() WHERE id = '"
+       + to_string(poison) + "'");
+  spawn_builder{"ok"}.spawn(*conn);
+  xs = expect_steps(poison, {{"failed", 5}});
+  CAF_CHECK(xs[0].error.find("poison") != std::string::npos);
+  CAF_CHECK_EQUAL(state(poison), "failed");
   // Every event names the runtime's node.
   for (auto& kvp : log->by_task)
     for (auto& x : kvp.second)

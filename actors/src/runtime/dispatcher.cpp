@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 
 #include "cafmq/actors/detail/channel.hpp"
+#include "cafmq/actors/detail/event_hub.hpp"
 #include "cafmq/error.hpp"
 #include "runtime/claim_sizer.hpp"
 #include "runtime/dispatcher_state.hpp"
@@ -36,6 +37,29 @@ void wake_after(dispatcher_ptr self, std::chrono::microseconds delay) {
   self->delayed_send(self, delay, wake_atom::value, ++st.generation);
 }
 
+// Tasks the claim ended instead of running them (cancelled, deadline
+// passed, the last attempt's lease lapsed, poison): counted and reported
+// like endings that a handler's outcome wrote.
+void report_endings(dispatcher_ptr self,
+                    const std::vector<claim_ending>& endings) {
+  auto& st = self->state;
+  auto& metrics = *st.ctx->metrics;
+  std::vector<task_event> events;
+  for (auto& x : endings) {
+    auto cancelled = x.state == "cancelled";
+    metrics.ended(metrics.of(x.task.name),
+                  cancelled ? runtime_metrics::ending::cancelled
+                            : runtime_metrics::ending::failed);
+    if (!st.events)
+      continue;
+    auto event = make_event(
+      cancelled ? task_event::cancelled : task_event::failed, x.task, *st.ctx);
+    event.error = x.error;
+    events.push_back(std::move(event));
+  }
+  emit(st.events, std::move(events));
+}
+
 void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   auto& st = self->state;
   st.claiming = false;
@@ -52,6 +76,8 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
     metrics.claimed(metrics.of(task.name));
   for (auto& [k, waited] : result.pickup)
     metrics.picked_up(metrics.of(result.tasks.at(k).name), waited);
+  if (!result.ended.empty())
+    report_endings(self, result.ended);
   for (auto& task : result.tasks) {
     auto& entry
       = channel_of(self, key_of(task.channel_name, task.channel_args));

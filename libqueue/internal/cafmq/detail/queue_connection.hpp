@@ -62,9 +62,23 @@ struct claim_cursor {
 };
 
 /// What a claim returns.
+/// A task that a claim ended instead of running it: a cancel was requested,
+/// its deadline passed, the lease of its last attempt lapsed, or it is
+/// poison (see `claim_request::max_lost`).
+struct claim_ending {
+  /// The task: id, name, channel and attempt (no payload, no limits).
+  claimed_task task;
+  /// Its new state: "failed" or "cancelled".
+  std::string state;
+  /// Why: its last error.
+  std::string error;
+};
+
 struct claim_result {
   /// The claimed attempts, at most `claim_request::limit`.
   std::vector<claimed_task> tasks;
+  /// The tasks the claim ended instead (rare).
+  std::vector<claim_ending> ended;
   /// Where the next claim continues the rotation.
   claim_cursor cursor;
   /// Time until something becomes runnable; zero: claim again now; empty:

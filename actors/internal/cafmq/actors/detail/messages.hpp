@@ -117,6 +117,12 @@ typename Inspector::result_type inspect(Inspector& f, claim_request& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, claim_ending& x) {
+  return f(caf::meta::type_name("cafmq::claim_ending"), x.task, x.state,
+           x.error);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, claim_result& x) {
   using actors::detail::from_caf;
   using actors::detail::to_caf;
@@ -129,8 +135,8 @@ typename Inspector::result_type inspect(Inspector& f, claim_result& x) {
     x.wait = from_caf(wait);
     return caf::none;
   });
-  return f(caf::meta::type_name("cafmq::claim_result"), x.tasks, name, args,
-           wait, x.pickup, load);
+  return f(caf::meta::type_name("cafmq::claim_result"), x.tasks, x.ended, name,
+           args, wait, x.pickup, load);
 }
 
 template <class Inspector>
