@@ -289,10 +289,39 @@ void cancel(router_ptr self, const attempt_ref& ref, cancel_reason why) {
   }
 }
 
+// What the router holds when the runtime stops, if anything: a stop that
+// leaves attempts running says where they were (waiting for a worker,
+// placed on each worker, or placed on a port no worker entry has).
+void log_holdings(router_ptr self) {
+  auto& st = self->state;
+  std::size_t waiting = 0;
+  for (auto& kvp : st.waiting)
+    waiting += kvp.second.size();
+  if (st.placed.empty() && waiting == 0)
+    return;
+  std::string workers;
+  std::size_t on_workers = 0;
+  for (auto& w : *st.workers) {
+    auto placed = static_cast<std::size_t>(
+      std::count_if(st.placed.begin(), st.placed.end(),
+                    [&](auto& kvp) { return kvp.second.port == w.port; }));
+    on_workers += placed;
+    workers += (workers.empty() ? "" : ", ") + w.offer.node + " load "
+               + std::to_string(w.load) + "/" + std::to_string(w.offer.capacity)
+               + " placed " + std::to_string(placed);
+  }
+  st.ctx->log(log_level::info, "the workers' router stops holding attempts",
+              {{"waiting", waiting},
+               {"placed", st.placed.size()},
+               {"on_no_worker", st.placed.size() - on_workers},
+               {"workers", workers}});
+}
+
 // The stop: gives back what waits, stops the ports (each ends once its
 // attempts did).
 void stop(router_ptr self) {
   auto& st = self->state;
+  log_holdings(self);
   st.stopping = true;
   for (auto& kvp : st.waiting)
     for (auto& [task, owner] : kvp.second)
