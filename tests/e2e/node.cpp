@@ -51,9 +51,10 @@ struct node_process {
     CAF_FAIL("the node did not start: " << output);
   }
 
-  // Waits for the process to end; its exit code.
+  // Waits for the process to end, at most 3 minutes (then it is killed
+  // and its threads' stacks are printed); its exit code, -2 if killed.
   int finish() {
-    auto rc = finish_process(out, output);
+    auto rc = finish_process(out, output, pid, std::chrono::minutes{3});
     out = nullptr;
     return rc;
   }

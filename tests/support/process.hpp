@@ -4,10 +4,12 @@
 // Child processes for tests that need real concurrency between processes.
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -45,6 +47,38 @@ inline int finish_process(FILE* child, std::string& output) {
     output += buf;
   auto status = pclose(child);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// The same, for a child whose pid is known, waiting at most `limit`: a
+/// child that has not ended by then gets the stacks of its threads printed
+/// to stderr (by gdb, when installed: where it hangs, in the test's log)
+/// and is killed; returns -2 then.
+inline int finish_process(FILE* child, std::string& output, int pid,
+                          std::chrono::seconds limit) {
+  std::mutex mtx;
+  std::condition_variable cv;
+  bool ended = false;
+  bool killed = false;
+  std::thread watchdog{[&] {
+    std::unique_lock<std::mutex> guard{mtx};
+    if (cv.wait_for(guard, limit, [&] { return ended; }))
+      return;
+    killed = true;
+    guard.unlock();
+    std::system(("gdb -p " + std::to_string(pid)
+                 + " -batch -ex 'thread apply all bt' 2>&1"
+                   " | grep -E '^(Thread|#)' | head -n 300 >&2")
+                  .c_str());
+    ::kill(pid, SIGKILL);
+  }};
+  auto rc = finish_process(child, output);
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    ended = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  return killed ? -2 : rc;
 }
 
 // A scratch directory for the processes' files (port, pids, ledgers).
