@@ -11,7 +11,7 @@ BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config libcaf-dev libpqxx-
                 nlohmann-json3-dev libssl-dev openssl libcli11-dev prometheus-cpp-dev
                 libcpp-httplib-dev postgresql-15 postgresql-client-15 ccache)
 TEST_PACKAGES=(clang-format pgbouncer postgresql-15-auto-failover doxygen prometheus
-               chromium chromium-driver python3 curl file stress)
+               chromium chromium-driver python3 curl file stress gdb)
 
 case ${1:-all} in
   build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;

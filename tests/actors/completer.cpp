@@ -90,6 +90,14 @@ CAF_TEST(each owner hears how the database took each of its outcomes) {
   CAF_CHECK(
     deref<channel_stand_in>(other).state.written_as_told
     == (std::vector<written_as>{written_as::retrying, written_as::released}));
+  // Completions only, one of them fenced out.
+  record(other, {outcome(a, task_outcome::completed),
+                 outcome(c, task_outcome::completed)});
+  sched.run();
+  auto& told = deref<channel_stand_in>(other).state.written_as_told;
+  CAF_REQUIRE_EQUAL(told.size(), 4u);
+  CAF_CHECK(told[2] == written_as::completed);
+  CAF_CHECK(told[3] == written_as::not_current);
 }
 
 CAF_TEST(a failed write is retried with backoff and loses nothing) {

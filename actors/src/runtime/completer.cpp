@@ -65,20 +65,38 @@ std::unordered_map<uuid, written_as> by_task(const write_report& report) {
 }
 
 // How the database took `x`: a completion or failure it did not report was
-// not current.
+// not current (`all_completed`: it took every completion, nothing failed).
 written_as written_as_of(const task_outcome& x,
-                         const std::unordered_map<uuid, written_as>& taken) {
+                         const std::unordered_map<uuid, written_as>& taken,
+                         bool all_completed) {
   if (x.kind != task_outcome::completed && x.kind != task_outcome::failed)
     return written_as::released;
+  if (all_completed)
+    return written_as::completed;
   auto i = taken.find(x.ref.id);
   return i != taken.end() ? i->second : written_as::not_current;
+}
+
+// True when the database took every completion of `xs` and there was no
+// failure: the usual batch, whose outcomes need no lookup.
+bool all_completed(const std::vector<pending_outcome>& xs,
+                   const write_report& report) {
+  std::size_t completions = 0;
+  for (auto& x : xs) {
+    if (x.outcome.kind == task_outcome::failed)
+      return false;
+    completions += x.outcome.kind == task_outcome::completed;
+  }
+  return report.completed.size() == completions;
 }
 
 // Tells every owner of the batch what is written now, and how.
 void written(completer_ptr self, const std::vector<pending_outcome>& xs,
              const write_report& report) {
   std::vector<std::pair<channel_actor, std::vector<written_attempt>>> by_owner;
-  auto taken = by_task(report);
+  // A fenced write reports fewer ids than it was given, never more.
+  auto every = all_completed(xs, report);
+  auto taken = every ? std::unordered_map<uuid, written_as>{} : by_task(report);
   for (auto& x : xs) {
     auto i = std::find_if(by_owner.begin(), by_owner.end(),
                           [&](auto& y) { return y.first == x.owner; });
@@ -86,7 +104,8 @@ void written(completer_ptr self, const std::vector<pending_outcome>& xs,
       by_owner.emplace_back(x.owner, std::vector<written_attempt>{});
       i = by_owner.end() - 1;
     }
-    i->second.push_back({x.outcome.ref, written_as_of(x.outcome, taken)});
+    i->second.push_back(
+      {x.outcome.ref, written_as_of(x.outcome, taken, every)});
   }
   for (auto& kvp : by_owner)
     self->send(kvp.first, written_atom::value, std::move(kvp.second));

@@ -61,7 +61,6 @@ struct claim_cursor {
   std::optional<std::string> channel_args;
 };
 
-/// What a claim returns.
 /// A task that a claim ended instead of running it: a cancel was requested,
 /// its deadline passed, the lease of its last attempt lapsed, or it is
 /// poison (see `claim_request::max_lost`).
@@ -74,6 +73,7 @@ struct claim_ending {
   std::string error;
 };
 
+/// What a claim returns.
 struct claim_result {
   /// The claimed attempts, at most `claim_request::limit`.
   std::vector<claimed_task> tasks;
