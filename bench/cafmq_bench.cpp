@@ -10,6 +10,8 @@
 //               [--json=FILE --rep=R]  (also append JSON lines to FILE, in
 //                                      the peers' style, numbered from rep R)
 //               [--million=N]          (tasks of the "million" part)
+//               [--samples=N]          (latency: timed spawns, default 100;
+//                                      p99 of 100 is the second slowest)
 //               [--tx-pool=C]          (drain_tx: the application's
 //                                      connections and the runner's
 //                                      concurrency, default 4, as the
@@ -68,6 +70,8 @@ int prefetch = -1;
 int tx_pool = 4;
 // takeover_interval in ms; -1 keeps the runner's default.
 int takeover_ms = -1;
+// latency: how many timed spawns, 10 ms apart.
+int latency_samples = 100;
 // Declare the drains' handlers non-blocking (they run on the scheduler).
 bool nonblocking = false;
 // --metrics=ADDR: the drains' runners serve Prometheus metrics there.
@@ -667,7 +671,7 @@ void bench_latency() {
     std::this_thread::sleep_for(5ms);
   }
   std::this_thread::sleep_for(200ms);
-  constexpr int samples = 100;
+  const int samples = latency_samples;
   std::vector<clock_type::time_point> spawned(samples);
   std::vector<clock_type::time_point> returned(samples);
   auto next = clock_type::now();
@@ -683,7 +687,7 @@ void bench_latency() {
   for (;;) {
     {
       std::lock_guard<std::mutex> guard{mtx};
-      if (started.size() == 20 + samples)
+      if (started.size() == static_cast<std::size_t>(20 + samples))
         break;
     }
     std::this_thread::sleep_for(5ms);
@@ -800,6 +804,8 @@ int main(int argc, char** argv) {
       json_path = arg.substr(7);
     else if (arg.rfind("--rep=", 0) == 0)
       rep_number = std::stoi(arg.substr(6));
+    else if (arg.rfind("--samples=", 0) == 0)
+      latency_samples = std::max(1, std::stoi(arg.substr(10)));
     else if (arg.rfind("--million=", 0) == 0)
       million_tasks = std::stoi(arg.substr(10));
     else if (arg.rfind("--db-prefix=", 0) == 0)

@@ -3,6 +3,25 @@
 
 CREATE SCHEMA cafmq;
 
+CREATE TYPE cafmq.claim_row AS (
+	id uuid,
+	name text,
+	channel_name text,
+	channel_args text,
+	attempt integer,
+	max_attempts integer,
+	ordered boolean,
+	timeout interval,
+	deadline timestamp with time zone,
+	payload_json text,
+	payload_bytes bytea,
+	cursor_name text,
+	cursor_args text,
+	wait interval,
+	ended text,
+	error text
+);
+
 CREATE TYPE cafmq.spawn_spec AS (
 	id uuid,
 	name text,
@@ -94,22 +113,13 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval, ended text, error text)
+CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS SETOF cafmq.claim_row
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  v_limit record;
-  v_row record;
-  v_slots integer;
-  v_taken integer;
-  v_recent timestamptz[];
-  v_cursor text;
+  v_row cafmq.claim_row;
   -- When a limited channel with ready tasks may have a free slot again.
   v_wait interval;
-  -- The time of the starts this claim records: read once the channel's row
-  -- is locked, so the starts of a channel are recorded in lock order and its
-  -- window never drops a start a later claim's window still holds.
-  v_now timestamptz;
 BEGIN
   IF EXISTS (SELECT 1 FROM cafmq.pauses) THEN
     p_names := ARRAY(SELECT n FROM unnest(p_names) n
@@ -121,280 +131,60 @@ BEGIN
                           WHERE p.kind = 'channel');
   END IF;
   IF EXISTS (SELECT 1 FROM cafmq.channel_limits) THEN
-    FOR v_limit IN
-      SELECT l.* FROM cafmq.channel_limits l
-       WHERE (p_channels IS NULL OR p_channels = '{}'
-              OR l.channel_name = ANY (p_channels))
-         AND (p_paused IS NULL OR l.channel_name <> ALL (p_paused))
-       ORDER BY l.channel_name
-       FOR UPDATE SKIP LOCKED
+    FOR v_row IN
+      SELECT * FROM cafmq.claim_limited(p_node, p_names, p_channels, p_paused,
+                                        p_limit, p_lease, p_max_lost)
     LOOP
-      v_slots := p_limit;
-      v_now := clock_timestamp();
-      IF v_limit.max_running IS NOT NULL THEN
-        v_slots := least(v_slots, v_limit.max_running - (
-          SELECT count(*) FROM cafmq.tasks t
-           WHERE t.state = 'running' AND t.run_at > now()
-             AND t.channel_name = v_limit.channel_name)::integer);
+      IF v_row.id IS NULL THEN
+        v_wait := v_row.wait;
+        CONTINUE;
       END IF;
-      v_recent := '{}';
-      IF v_limit.rate_limit IS NOT NULL THEN
-        v_recent := ARRAY(SELECT s FROM unnest(v_limit.recent_starts) s
-                           WHERE s > v_now - v_limit.rate_period ORDER BY s);
-        v_slots := least(v_slots,
-                         v_limit.rate_limit - cardinality(v_recent));
+      -- A task the claim ended takes no slot of the batch.
+      IF v_row.ended IS NULL THEN
+        p_limit := p_limit - 1;
       END IF;
-      v_taken := 0;
-      v_cursor := v_limit.cursor_args;
-      IF v_slots > 0 THEN
-        FOR v_row IN
-          SELECT * FROM cafmq.claim_unpaused(
-            p_node, p_names, ARRAY[v_limit.channel_name::text], NULL, v_slots,
-            p_lease, p_max_lost,
-            CASE WHEN v_limit.cursor_args IS NOT NULL
-                 THEN v_limit.channel_name::text END,
-            v_limit.cursor_args) c
-        LOOP
-          IF v_row.id IS NULL THEN
-            v_cursor := v_row.cursor_args;
-            CONTINUE;
-          END IF;
-          -- A task the claim ended takes no slot.
-          IF v_row.ended IS NULL THEN
-            v_taken := v_taken + 1;
-          END IF;
-          id := v_row.id; name := v_row.name;
-          channel_name := v_row.channel_name;
-          channel_args := v_row.channel_args; attempt := v_row.attempt;
-          max_attempts := v_row.max_attempts; ordered := v_row.ordered;
-          timeout := v_row.timeout; deadline := v_row.deadline;
-          payload_json := v_row.payload_json;
-          payload_bytes := v_row.payload_bytes;
-          cursor_name := NULL; cursor_args := NULL; wait := NULL;
-          ended := v_row.ended; error := v_row.error;
-          RETURN NEXT;
-        END LOOP;
-        p_limit := p_limit - v_taken;
-      END IF;
-      -- The starts inside the window, this claim's included.
-      IF v_limit.rate_limit IS NOT NULL THEN
-        v_recent := v_recent || array_fill(v_now, ARRAY[v_taken]);
-      END IF;
-      IF v_taken > 0 OR v_cursor IS DISTINCT FROM v_limit.cursor_args
-         OR v_recent IS DISTINCT FROM v_limit.recent_starts THEN
-        UPDATE cafmq.channel_limits l
-           SET recent_starts = v_recent, cursor_args = v_cursor
-         WHERE l.channel_name = v_limit.channel_name;
-      END IF;
-      IF v_taken >= v_slots AND EXISTS (
-           SELECT 1 FROM cafmq.tasks t
-            WHERE t.state = 'pending' AND t.run_at <= now()
-              AND t.channel_name = v_limit.channel_name
-              AND t.name = ANY (p_names)) THEN
-        -- Ready tasks wait for a slot. A start leaving the window frees one
-        -- at a known time; a running task may end at any time (and its
-        -- completion notifies nobody), so look again soon.
-        v_wait := least(v_wait, greatest(interval '10 ms', least(
-          CASE WHEN v_limit.rate_limit IS NOT NULL
-                    AND cardinality(v_recent) >= v_limit.rate_limit
-               THEN v_recent[cardinality(v_recent) - v_limit.rate_limit + 1]
-                    + v_limit.rate_period - v_now
-          END,
-          CASE WHEN v_limit.max_running IS NOT NULL THEN interval '200 ms'
-          END)));
-      END IF;
-      EXIT WHEN p_limit <= 0;
+      RETURN NEXT v_row;
     END LOOP;
-    -- Every limited channel stays out of the ordinary claim, those another
-    -- claim holds included.
+    -- Every limited channel stays out of the rest of the claim, those
+    -- another claim holds included.
     p_paused := coalesce(p_paused, '{}')
                 || ARRAY(SELECT l.channel_name::text FROM cafmq.channel_limits l);
   END IF;
   IF p_limit <= 0 THEN
-    id := NULL; name := NULL; channel_name := NULL; channel_args := NULL;
-    attempt := NULL; max_attempts := NULL; ordered := NULL; timeout := NULL;
-    deadline := NULL; payload_json := NULL; payload_bytes := NULL;
-    cursor_name := p_cursor_name; cursor_args := p_cursor_args;
-    wait := interval '0'; ended := NULL; error := NULL;
-    RETURN NEXT;
+    v_row := NULL;
+    v_row.cursor_name := p_cursor_name;
+    v_row.cursor_args := p_cursor_args;
+    v_row.wait := interval '0';
+    RETURN NEXT v_row;
     RETURN;
   END IF;
-  RETURN QUERY SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
-                      c.max_attempts, c.ordered, c.timeout, c.deadline,
-                      c.payload_json, c.payload_bytes, c.cursor_name,
-                      c.cursor_args,
-                      CASE WHEN c.id IS NULL THEN least(c.wait, v_wait)
-                           ELSE c.wait END,
-                      c.ended, c.error
-                 FROM cafmq.claim_unpaused(
-                   p_node, p_names, p_channels, p_paused, p_limit, p_lease,
-                   p_max_lost, p_cursor_name, p_cursor_args) c;
+  IF v_wait IS NULL THEN
+    RETURN QUERY SELECT * FROM cafmq.claim_ready(
+      p_node, p_names, p_channels, p_paused, p_limit, p_lease, p_max_lost,
+      p_cursor_name, p_cursor_args);
+    RETURN;
+  END IF;
+  FOR v_row IN
+    SELECT * FROM cafmq.claim_ready(
+      p_node, p_names, p_channels, p_paused, p_limit, p_lease, p_max_lost,
+      p_cursor_name, p_cursor_args)
+  LOOP
+    IF v_row.id IS NULL THEN
+      v_row.wait := least(v_row.wait, v_wait);
+    END IF;
+    RETURN NEXT v_row;
+  END LOOP;
 END $$;
 
-CREATE FUNCTION cafmq.claim_unpaused(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS TABLE(id uuid, name text, channel_name text, channel_args text, attempt integer, max_attempts integer, ordered boolean, timeout interval, deadline timestamp with time zone, payload_json text, payload_bytes bytea, cursor_name text, cursor_args text, wait interval, ended text, error text)
+CREATE FUNCTION cafmq.claim_fill(p_names text[], p_channels text[], p_paused text[], p_limit integer, p_ids uuid[], p_prio boolean, p_seen_names text[], p_seen_args text[]) RETURNS uuid[]
     LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    SET enable_sort TO 'off'
-    SET jit TO 'off'
     AS $$
 DECLARE
-  v_ids uuid[] := '{}';
-  -- Walk bound, inclusive. (n, a || chr(1)) is the first key after (n, a)
-  -- because the columns use the C collation and text holds no NUL.
-  v_from_name text := coalesce(p_cursor_name, '');
-  v_from_args text := coalesce(p_cursor_args || chr(1), '');
-  v_name text := p_cursor_name;
-  v_args text := p_cursor_args;
-  v_wrapped boolean := p_cursor_name IS NULL;
-  v_visits integer := 0;
-  v_cut boolean := false;
-  v_next record;
-  v_head record;
-  v_has_head boolean;
-  v_id uuid;
-  v_running bigint;
-  -- The channels pass 1 visited, when some are paused.
-  v_seen_names text[] := '{}';
-  v_seen_args text[] := '{}';
-  -- Whether any ready-or-scheduled unordered task has a priority: one probe
-  -- of an index that is empty while priorities are unused.
-  v_prio boolean := EXISTS (
-    SELECT 1 FROM cafmq.tasks t
-     WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0);
+  v_ids uuid[] := p_ids;
 BEGIN
-  IF p_channels = '{}' THEN
-    p_channels := NULL;
-  END IF;
-  IF p_paused = '{}' THEN
-    p_paused := NULL;
-  END IF;
-  -- Pass 1: one task from each active channel, round-robin from the cursor.
-  LOOP
-    IF v_visits >= p_limit THEN
-      v_cut := true;
-      EXIT;
-    END IF;
-    -- The next active channel; for an unordered one also its first task
-    -- by run_at, seq (the order of tasks_unordered_ready).
-    SELECT c.n, c.a, c.first_id, c.first_run_at, c.first_name INTO v_next
-      FROM (
-      (SELECT t.channel_name AS n, t.channel_args AS a, t.id AS first_id,
-              t.run_at AS first_run_at, t.name AS first_name
-         FROM cafmq.tasks t
-        WHERE t.state = 'pending' AND NOT t.ordered
-          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
-          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
-        ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1)
-      UNION ALL
-      (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
-              NULL::text
-         FROM cafmq.tasks t
-        WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
-          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
-          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
-        ORDER BY t.channel_name, t.channel_args LIMIT 1)) c
-    ORDER BY c.n, c.a LIMIT 1;
-    IF NOT FOUND THEN
-      EXIT WHEN v_wrapped;
-      v_wrapped := true;
-      v_from_name := '';
-      v_from_args := '';
-      CONTINUE;
-    END IF;
-    EXIT WHEN v_wrapped AND p_cursor_name IS NOT NULL
-          AND (v_next.n, v_next.a) > (p_cursor_name, p_cursor_args);
-    IF v_next.n = ANY (p_paused) THEN
-      -- Paused: (n || chr(1), '') is the first key after every (n, *), so
-      -- the walk passes the whole name without reading its rows.
-      v_from_name := v_next.n || chr(1);
-      v_from_args := '';
-      CONTINUE;
-    END IF;
-    v_name := v_next.n;
-    v_args := v_next.a;
-    v_from_name := v_name;
-    v_from_args := v_args || chr(1);
-    v_visits := v_visits + 1;
-    IF p_paused IS NOT NULL THEN
-      v_seen_names := v_seen_names || v_name;
-      v_seen_args := v_seen_args || v_args;
-    END IF;
-    v_id := NULL;
-    -- The head: the first live ordered task. A reservation in front that
-    -- expired is removed here under its row lock; if a commit holds that
-    -- lock, the reservation may still become live, so the channel waits.
-    LOOP
-      SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
-        FROM cafmq.tasks t
-       WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
-         AND t.channel_name = v_name AND t.channel_args = v_args
-       ORDER BY t.seq LIMIT 1;
-      v_has_head := FOUND;
-      EXIT WHEN NOT v_has_head OR v_head.state <> 'uncommitted'
-             OR v_head.commit_deadline > now();
-      DELETE FROM cafmq.tasks t
-       WHERE t.id = (SELECT x.id FROM cafmq.tasks x
-                      WHERE x.id = v_head.id AND x.state = 'uncommitted'
-                        AND x.commit_deadline <= now()
-                      FOR UPDATE SKIP LOCKED);
-      IF NOT FOUND THEN
-        EXIT;
-      END IF;
-    END LOOP;
-    IF v_has_head AND v_head.state <> 'uncommitted' AND v_head.run_at <= now()
-       AND v_head.name = ANY (p_names) THEN
-      -- Lock the head itself: skipping a locked head must not reach its successor.
-      SELECT t.id INTO v_id FROM cafmq.tasks t
-       WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
-       FOR UPDATE SKIP LOCKED;
-    END IF;
-    -- Unordered, prioritized: the channel's highest-priority ready task, a
-    -- range of tasks_prioritized_ready.
-    IF v_id IS NULL AND v_prio THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks t
-       WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
-         AND (t.channel_name, t.channel_args) >= (v_name, v_args)
-         AND (t.channel_name, t.channel_args) <= (v_name, v_args)
-         AND t.run_at <= now() AND t.name = ANY (p_names)
-       ORDER BY t.channel_name, t.channel_args, t.priority DESC, t.run_at,
-                t.seq LIMIT 1
-       FOR UPDATE SKIP LOCKED;
-    END IF;
-    -- Unordered: the channel's first task if it is ready, through the
-    -- primary key; else the first ready one it can lock (none if even the
-    -- first task is scheduled later).
-    IF v_id IS NULL AND v_next.first_id IS NOT NULL
-       AND v_next.first_run_at <= now()
-       AND v_next.first_name = ANY (p_names) THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks t
-       WHERE t.id = v_next.first_id AND t.state = 'pending'
-         AND NOT t.ordered AND t.run_at <= now()
-       FOR UPDATE SKIP LOCKED;
-    END IF;
-    IF v_id IS NULL
-       AND (v_next.first_id IS NULL OR v_next.first_run_at <= now()) THEN
-      -- A range of tasks_unordered_ready, in its order. With equalities on
-      -- the channel instead, a generic plan made while one channel held
-      -- most ready tasks walks tasks_unordered_queue, reading the whole
-      -- backlog for each channel whose tasks are behind it or locked.
-      SELECT t.id INTO v_id FROM cafmq.tasks t
-       WHERE t.state = 'pending' AND NOT t.ordered
-         AND (t.channel_name, t.channel_args, t.run_at)
-             >= (v_name, v_args, '-infinity')
-         AND (t.channel_name, t.channel_args, t.run_at)
-             <= (v_name, v_args, now())
-         AND t.name = ANY (p_names)
-       ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1
-       FOR UPDATE SKIP LOCKED;
-    END IF;
-    IF v_id IS NOT NULL THEN
-      v_ids := v_ids || v_id;
-      EXIT WHEN cardinality(v_ids) >= p_limit;
-    END IF;
-  END LOOP;
-  -- Pass 1b: prioritized tasks of any channel, highest first
+  -- Prioritized tasks of any channel, highest first
   -- (tasks_prioritized_queue), before the queue order fills the batch.
-  IF v_prio AND cardinality(v_ids) < p_limit THEN
+  IF p_prio AND cardinality(v_ids) < p_limit THEN
     v_ids := v_ids || ARRAY(
       SELECT t.id FROM cafmq.tasks t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
@@ -406,7 +196,7 @@ BEGIN
        LIMIT p_limit - cardinality(v_ids)
        FOR UPDATE SKIP LOCKED);
   END IF;
-  -- Pass 2: unordered tasks whose lease expired (their runner is gone).
+  -- Unordered tasks whose lease expired: a lost attempt.
   IF cardinality(v_ids) < p_limit THEN
     v_ids := v_ids || ARRAY(
       SELECT t.id FROM cafmq.tasks t
@@ -417,7 +207,7 @@ BEGIN
        ORDER BY t.run_at LIMIT p_limit - cardinality(v_ids)
        FOR UPDATE SKIP LOCKED);
   END IF;
-  -- Pass 3: fill the batch in queue order.
+  -- The queue order.
   IF cardinality(v_ids) < p_limit AND p_paused IS NULL THEN
     v_ids := v_ids || ARRAY(
       SELECT t.id FROM cafmq.tasks t
@@ -428,7 +218,7 @@ BEGIN
        ORDER BY t.run_at, t.seq LIMIT p_limit - cardinality(v_ids)
        FOR UPDATE SKIP LOCKED);
   ELSIF cardinality(v_ids) < p_limit THEN
-    -- Some channels paused: queue order over the channels pass 1 visited
+    -- Some channels paused: queue order over the channels the walk visited
     -- (every active one unless the walk was cut), each read through its
     -- own index range. Filtering the whole queue instead would read every
     -- task of a paused backlog, in every claim. The lock re-checks the
@@ -436,9 +226,9 @@ BEGIN
     v_ids := v_ids || ARRAY(
       SELECT t.id FROM cafmq.tasks t
        WHERE t.id = ANY (ARRAY(
-               SELECT c.id FROM unnest(v_seen_names, v_seen_args) AS s (n, a)
+               SELECT c.id FROM unnest(p_seen_names, p_seen_args) AS s (n, a)
                CROSS JOIN LATERAL (
-                 -- A range of tasks_unordered_ready, as in pass 1.
+                 -- A range of tasks_unordered_ready, as in the walk.
                  SELECT x.id, x.run_at, x.seq FROM cafmq.tasks x
                   WHERE x.state = 'pending' AND NOT x.ordered
                     AND (x.channel_name, x.channel_args, x.run_at)
@@ -452,9 +242,173 @@ BEGIN
          AND t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
        FOR UPDATE SKIP LOCKED);
   END IF;
-  -- One update through the primary key: tasks that must not run (again)
-  -- end here, the others start running and are returned with their payload.
-  -- A claimed 'running' task is one whose lease expired: a lost attempt.
+  RETURN v_ids;
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_limited(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer) RETURNS SETOF cafmq.claim_row
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_limit record;
+  v_row cafmq.claim_row;
+  v_last cafmq.claim_row;
+  v_slots integer;
+  v_taken integer;
+  v_recent timestamptz[];
+  v_cursor text;
+  -- The time of the starts this claim records: read once the channel's row
+  -- is locked, so the starts of a channel are recorded in lock order and its
+  -- window never drops a start a later claim's window still holds.
+  v_now timestamptz;
+BEGIN
+  FOR v_limit IN
+    SELECT l.* FROM cafmq.channel_limits l
+     WHERE (p_channels IS NULL OR p_channels = '{}'
+            OR l.channel_name = ANY (p_channels))
+       AND (p_paused IS NULL OR l.channel_name <> ALL (p_paused))
+     ORDER BY l.channel_name
+     FOR UPDATE SKIP LOCKED
+  LOOP
+    v_slots := p_limit;
+    v_now := clock_timestamp();
+    IF v_limit.max_running IS NOT NULL THEN
+      v_slots := least(v_slots, v_limit.max_running - (
+        SELECT count(*) FROM cafmq.tasks t
+         WHERE t.state = 'running' AND t.run_at > now()
+           AND t.channel_name = v_limit.channel_name)::integer);
+    END IF;
+    v_recent := '{}';
+    IF v_limit.rate_limit IS NOT NULL THEN
+      v_recent := ARRAY(SELECT s FROM unnest(v_limit.recent_starts) s
+                         WHERE s > v_now - v_limit.rate_period ORDER BY s);
+      v_slots := least(v_slots, v_limit.rate_limit - cardinality(v_recent));
+    END IF;
+    v_taken := 0;
+    v_cursor := v_limit.cursor_args;
+    IF v_slots > 0 THEN
+      FOR v_row IN
+        SELECT * FROM cafmq.claim_ready(
+          p_node, p_names, ARRAY[v_limit.channel_name::text], NULL, v_slots,
+          p_lease, p_max_lost,
+          CASE WHEN v_limit.cursor_args IS NOT NULL
+               THEN v_limit.channel_name::text END,
+          v_limit.cursor_args)
+      LOOP
+        IF v_row.id IS NULL THEN
+          v_cursor := v_row.cursor_args;
+          CONTINUE;
+        END IF;
+        -- A task the claim ended takes no slot.
+        IF v_row.ended IS NULL THEN
+          v_taken := v_taken + 1;
+        END IF;
+        RETURN NEXT v_row;
+      END LOOP;
+      p_limit := p_limit - v_taken;
+    END IF;
+    -- The starts inside the window, this claim's included.
+    IF v_limit.rate_limit IS NOT NULL THEN
+      v_recent := v_recent || array_fill(v_now, ARRAY[v_taken]);
+    END IF;
+    IF v_taken > 0 OR v_cursor IS DISTINCT FROM v_limit.cursor_args
+       OR v_recent IS DISTINCT FROM v_limit.recent_starts THEN
+      UPDATE cafmq.channel_limits l
+         SET recent_starts = v_recent, cursor_args = v_cursor
+       WHERE l.channel_name = v_limit.channel_name;
+    END IF;
+    IF v_taken >= v_slots AND EXISTS (
+         SELECT 1 FROM cafmq.tasks t
+          WHERE t.state = 'pending' AND t.run_at <= now()
+            AND t.channel_name = v_limit.channel_name
+            AND t.name = ANY (p_names)) THEN
+      -- Ready tasks wait for a slot. A start leaving the window frees one
+      -- at a known time; a running task may end at any time (and its
+      -- completion notifies nobody), so look again soon.
+      v_last.wait := least(v_last.wait, greatest(interval '10 ms', least(
+        CASE WHEN v_limit.rate_limit IS NOT NULL
+                  AND cardinality(v_recent) >= v_limit.rate_limit
+             THEN v_recent[cardinality(v_recent) - v_limit.rate_limit + 1]
+                  + v_limit.rate_period - v_now
+        END,
+        CASE WHEN v_limit.max_running IS NOT NULL THEN interval '200 ms'
+        END)));
+    END IF;
+    EXIT WHEN p_limit <= 0;
+  END LOOP;
+  RETURN NEXT v_last;
+END $$;
+
+CREATE FUNCTION cafmq.claim_next_due() RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+  -- ORDER BY ... LIMIT 1: a generic plan may compute min() by reading every
+  -- running lease.
+  RETURN least(
+    (SELECT t.run_at FROM cafmq.tasks t
+      WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()
+      ORDER BY t.run_at LIMIT 1),
+    (SELECT t.run_at FROM cafmq.tasks t
+      WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()
+      ORDER BY t.run_at LIMIT 1),
+    (SELECT t.run_at FROM cafmq.tasks t
+      WHERE t.state = 'running' AND t.run_at > now()
+      ORDER BY t.run_at LIMIT 1),
+    (SELECT t.commit_deadline FROM cafmq.tasks t
+      WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
+      ORDER BY t.commit_deadline LIMIT 1));
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_ready(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS SETOF cafmq.claim_row
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_sort TO 'off'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+  v_walk record;
+  v_ids uuid[];
+  v_last cafmq.claim_row;
+  -- Whether any ready-or-scheduled unordered task has a priority: one probe
+  -- of an index that is empty while priorities are unused.
+  v_prio boolean := EXISTS (
+    SELECT 1 FROM cafmq.tasks t
+     WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0);
+BEGIN
+  IF p_channels = '{}' THEN
+    p_channels := NULL;
+  END IF;
+  IF p_paused = '{}' THEN
+    p_paused := NULL;
+  END IF;
+  SELECT * INTO v_walk FROM cafmq.claim_walk(
+    p_names, p_channels, p_paused, p_limit, v_prio, p_cursor_name,
+    p_cursor_args);
+  v_ids := v_walk.ids;
+  IF cardinality(v_ids) < p_limit THEN
+    v_ids := cafmq.claim_fill(p_names, p_channels, p_paused, p_limit, v_ids,
+                              v_prio, v_walk.seen_names, v_walk.seen_args);
+  END IF;
+  RETURN QUERY SELECT * FROM cafmq.claim_start(v_ids, p_node, p_lease,
+                                               p_max_lost);
+  PERFORM cafmq.publish_status(v_ids);
+  v_last.cursor_name := v_walk.cursor_name;
+  v_last.cursor_args := v_walk.cursor_args;
+  v_last.wait := CASE WHEN v_walk.cut AND cardinality(v_ids) > 0
+                      THEN interval '0'
+                      ELSE cafmq.claim_next_due() - now() END;
+  RETURN NEXT v_last;
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_start(p_ids uuid[], p_node text, p_lease interval, p_max_lost integer) RETURNS SETOF cafmq.claim_row
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_running bigint;
+BEGIN
   RETURN QUERY
   WITH claimed AS (
     UPDATE cafmq.tasks t
@@ -494,7 +448,7 @@ BEGIN
                         AND t.lost_attempts + 1 >= p_max_lost
                      THEN 'poison'
                  END AS ending) e)
-      FROM unnest(v_ids) AS c (id)
+      FROM unnest(p_ids) AS c (id)
      WHERE t.id = c.id AND t.state IN ('pending', 'running')
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
               t.channel_args::text AS channel_args, t.attempt,
@@ -506,13 +460,13 @@ BEGIN
     FROM claimed c LEFT JOIN cafmq.payloads p ON p.id = c.id
    WHERE c.state = 'running';
   GET DIAGNOSTICS v_running = ROW_COUNT;
-  IF v_running < cardinality(v_ids) THEN
-    -- Some ended instead (rare): their ordered successors are heads now,
-    -- and the runner reports them. Every locked task was updated, so those
-    -- of v_ids that do not run are the ones this claim ended.
+  IF v_running < cardinality(p_ids) THEN
+    -- Some ended instead (rare): their ordered successors are heads now.
+    -- Every locked task was updated, so those of p_ids that do not run are
+    -- the ones this claim ended.
     PERFORM cafmq.notify_ready(ARRAY(
       SELECT t.channel_name FROM cafmq.tasks t
-       WHERE t.id = ANY (v_ids) AND t.ordered
+       WHERE t.id = ANY (p_ids) AND t.ordered
          AND t.state IN ('failed', 'cancelled')));
     RETURN QUERY
     SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
@@ -520,31 +474,154 @@ BEGIN
            NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
            NULL::interval, t.state::text, t.last_error
       FROM cafmq.tasks t
-     WHERE t.id = ANY (v_ids) AND t.state IN ('failed', 'cancelled');
+     WHERE t.id = ANY (p_ids) AND t.state IN ('failed', 'cancelled');
   END IF;
-  PERFORM cafmq.publish_status(v_ids);
-  RETURN QUERY
-  SELECT NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::integer,
-         NULL::integer, NULL::boolean, NULL::interval, NULL::timestamptz, NULL::text,
-         NULL::bytea, v_name, v_args,
-         CASE WHEN v_cut AND cardinality(v_ids) > 0 THEN interval '0'
-         ELSE least(
-           -- ORDER BY ... LIMIT 1: a generic plan may compute min() by
-           -- reading every running lease.
-           (SELECT t.run_at FROM cafmq.tasks t
-             WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()
-             ORDER BY t.run_at LIMIT 1),
-           (SELECT t.run_at FROM cafmq.tasks t
-             WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()
-             ORDER BY t.run_at LIMIT 1),
-           (SELECT t.run_at FROM cafmq.tasks t
-             WHERE t.state = 'running' AND t.run_at > now()
-             ORDER BY t.run_at LIMIT 1),
-           (SELECT t.commit_deadline FROM cafmq.tasks t
-             WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
-             ORDER BY t.commit_deadline LIMIT 1))
-           - now() END,
-         NULL::text, NULL::text;
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_walk(p_names text[], p_channels text[], p_paused text[], p_limit integer, p_prio boolean, p_cursor_name text, p_cursor_args text, OUT ids uuid[], OUT cursor_name text, OUT cursor_args text, OUT cut boolean, OUT seen_names text[], OUT seen_args text[]) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  -- Walk bound, inclusive. (n, a || chr(1)) is the first key after (n, a)
+  -- because the columns use the C collation and text holds no NUL.
+  v_from_name text := coalesce(p_cursor_name, '');
+  v_from_args text := coalesce(p_cursor_args || chr(1), '');
+  v_wrapped boolean := p_cursor_name IS NULL;
+  v_visits integer := 0;
+  v_next record;
+  v_head record;
+  v_id uuid;
+BEGIN
+  ids := '{}';
+  cut := false;
+  cursor_name := p_cursor_name;
+  cursor_args := p_cursor_args;
+  seen_names := '{}';
+  seen_args := '{}';
+  LOOP
+    IF v_visits >= p_limit THEN
+      cut := true;
+      EXIT;
+    END IF;
+    -- The next channel with work; for an unordered one also its first task
+    -- by run_at, seq (the order of tasks_unordered_ready).
+    SELECT c.n, c.a, c.first_id, c.first_run_at, c.first_name INTO v_next
+      FROM (
+      (SELECT t.channel_name AS n, t.channel_args AS a, t.id AS first_id,
+              t.run_at AS first_run_at, t.name AS first_name
+         FROM cafmq.tasks t
+        WHERE t.state = 'pending' AND NOT t.ordered
+          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
+          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+        ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1)
+      UNION ALL
+      (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
+              NULL::text
+         FROM cafmq.tasks t
+        WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
+          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+        ORDER BY t.channel_name, t.channel_args LIMIT 1)) c
+    ORDER BY c.n, c.a LIMIT 1;
+    IF NOT FOUND THEN
+      EXIT WHEN v_wrapped;
+      v_wrapped := true;
+      v_from_name := '';
+      v_from_args := '';
+      CONTINUE;
+    END IF;
+    EXIT WHEN v_wrapped AND p_cursor_name IS NOT NULL
+          AND (v_next.n, v_next.a) > (p_cursor_name, p_cursor_args);
+    IF v_next.n = ANY (p_paused) THEN
+      -- Paused: (n || chr(1), '') is the first key after every (n, *), so
+      -- the walk passes the whole name without reading its rows.
+      v_from_name := v_next.n || chr(1);
+      v_from_args := '';
+      CONTINUE;
+    END IF;
+    v_visits := v_visits + 1;
+    cursor_name := v_next.n;
+    cursor_args := v_next.a;
+    v_from_name := v_next.n;
+    v_from_args := v_next.a || chr(1);
+    IF p_paused IS NOT NULL THEN
+      seen_names := seen_names || v_next.n;
+      seen_args := seen_args || v_next.a;
+    END IF;
+    -- The head: the first live ordered task. A reservation in front that
+    -- expired is removed here under its row lock; if a commit holds that
+    -- lock, the reservation may still become live, so the channel waits.
+    LOOP
+      SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
+        FROM cafmq.tasks t
+       WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+         AND t.channel_name = v_next.n AND t.channel_args = v_next.a
+       ORDER BY t.seq LIMIT 1;
+      EXIT WHEN NOT FOUND OR v_head.state <> 'uncommitted'
+             OR v_head.commit_deadline > now();
+      DELETE FROM cafmq.tasks t
+       WHERE t.id = (SELECT x.id FROM cafmq.tasks x
+                      WHERE x.id = v_head.id AND x.state = 'uncommitted'
+                        AND x.commit_deadline <= now()
+                      FOR UPDATE SKIP LOCKED);
+      EXIT WHEN NOT FOUND;
+    END LOOP;
+    v_id := NULL;
+    -- No head (NULL state), a head still uncommitted, or one that is not
+    -- ready: the channel's unordered tasks may still run.
+    IF v_head.state IN ('pending', 'running') AND v_head.run_at <= now()
+       AND v_head.name = ANY (p_names) THEN
+      -- Lock the head itself: skipping a locked head must not reach its
+      -- successor.
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    -- Unordered, prioritized: the channel's highest-priority ready task, a
+    -- range of tasks_prioritized_ready.
+    IF v_id IS NULL AND p_prio THEN
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
+         AND (t.channel_name, t.channel_args) >= (v_next.n, v_next.a)
+         AND (t.channel_name, t.channel_args) <= (v_next.n, v_next.a)
+         AND t.run_at <= now() AND t.name = ANY (p_names)
+       ORDER BY t.channel_name, t.channel_args, t.priority DESC, t.run_at,
+                t.seq LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    -- Unordered: the channel's first task if it is ready, through the
+    -- primary key; else the first ready one it can lock (none if even the
+    -- first task is scheduled later).
+    IF v_id IS NULL AND v_next.first_id IS NOT NULL
+       AND v_next.first_run_at <= now()
+       AND v_next.first_name = ANY (p_names) THEN
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.id = v_next.first_id AND t.state = 'pending'
+         AND NOT t.ordered AND t.run_at <= now()
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    IF v_id IS NULL
+       AND (v_next.first_id IS NULL OR v_next.first_run_at <= now()) THEN
+      -- A range of tasks_unordered_ready, in its order. With equalities on
+      -- the channel instead, a generic plan made while one channel held
+      -- most ready tasks walks tasks_unordered_queue, reading the whole
+      -- backlog for each channel whose tasks are behind it or locked.
+      SELECT t.id INTO v_id FROM cafmq.tasks t
+       WHERE t.state = 'pending' AND NOT t.ordered
+         AND (t.channel_name, t.channel_args, t.run_at)
+             >= (v_next.n, v_next.a, '-infinity')
+         AND (t.channel_name, t.channel_args, t.run_at)
+             <= (v_next.n, v_next.a, now())
+         AND t.name = ANY (p_names)
+       ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    END IF;
+    IF v_id IS NOT NULL THEN
+      ids := ids || v_id;
+      EXIT WHEN cardinality(ids) >= p_limit;
+    END IF;
+  END LOOP;
 END
 $$;
 

@@ -2,6 +2,8 @@
 #define CAF_SUITE supervisor
 #include <caf/test/dsl.hpp>
 
+#include <map>
+
 #include "runtime/pool_state.hpp"
 #include "support/stand_ins.hpp"
 
@@ -189,6 +191,66 @@ CAF_TEST(a crashed channel actor is replaced at the next claim) {
   claim_next({make_task("ok")});
   settle();
   CAF_CHECK_EQUAL(completed_count(), 1u);
+}
+
+CAF_TEST(a channel actor killed while two attempts run leaves each task one
+           completion) {
+  // Handlers that run until they are cancelled, and say why they stopped.
+  auto stopped = std::make_shared<std::vector<cancel_reason>>();
+  cfg.actor_tasks.push_back(
+    {"listening",
+     [stopped](handler_actor::pointer self) -> handler_actor::behavior_type {
+       auto pending = std::make_shared<typed_response_promise<bool>>();
+       return {
+         [=](run_atom, const claimed_task&) {
+           *pending = self->make_response_promise<bool>();
+           return *pending;
+         },
+         [=](cancel_atom, cancel_reason why) {
+           stopped->push_back(why);
+           pending->deliver(
+             make_error(errc::handler_failed, "stopped: " + to_string(why)));
+         },
+       };
+     },
+     {},
+     nullptr});
+  start();
+  auto first = make_task("listening");
+  auto second = make_task("listening");
+  claim_next({first, second});
+  CAF_CHECK_EQUAL(stats().running, 2);
+  std::vector<channel_actor> channels;
+  self->send(dispatcher(), channels_atom::value);
+  sched.run();
+  self->receive([&](std::vector<channel_actor>& xs) { channels = xs; });
+  CAF_REQUIRE_EQUAL(channels.size(), 1u);
+  crash(channels[0]);
+  // Both handlers were told (their owner is lost) and ended; nothing of
+  // what they returned was written.
+  CAF_CHECK_EQUAL(*stopped, std::vector<cancel_reason>(
+                              {cancel_reason::lost, cancel_reason::lost}));
+  using pool_type
+    = caf::stateful_actor<pool_impl::pool_state, pool_actor::base>;
+  CAF_CHECK(deref<pool_type>(state().pool).state.running->empty());
+  CAF_CHECK_EQUAL(log->record_calls, 0);
+  // Their leases lapse and a claim takes them again, attempt 2, which runs
+  // to its end: only after the first runs ended, and written once each.
+  auto again = [](claimed_task x) {
+    x.name = "ok";
+    ++x.attempt;
+    return x;
+  };
+  claim_next({again(first), again(second)});
+  settle();
+  std::map<uuid, std::vector<int>> ledger;
+  for (auto& batch : log->records)
+    for (auto& ref : batch.completed)
+      ledger[ref.id].push_back(ref.attempt);
+  CAF_CHECK_EQUAL(ledger.size(), 2u);
+  CAF_CHECK_EQUAL(ledger[first.id], std::vector<int>({2}));
+  CAF_CHECK_EQUAL(ledger[second.id], std::vector<int>({2}));
+  CAF_CHECK_EQUAL(stopped->size(), 2u);
 }
 
 CAF_TEST(crashed keeper and maintenance actors are restarted) {

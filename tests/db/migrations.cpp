@@ -2,6 +2,7 @@
 #define CAF_SUITE migrations
 #include <caf/test/unit_test.hpp>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,46 @@ CAF_TEST(every SQL function file is recorded with its checksum) {
   auto version = migrate_functions(*conn, applied);
   CAF_REQUIRE(version);
   CAF_CHECK(applied.empty());
+}
+
+CAF_TEST(a function whose file was renamed is gone after the migrate) {
+  // Migration 12 created cafmq.claim_unpaused; it became claim_ready.sql,
+  // and migration 14 drops the old name.
+  CAF_CHECK(query_value<bool>(
+    "SELECT to_regprocedure('cafmq.claim_unpaused(text, text[], text[], "
+    "text[], integer, interval, integer, text, text)') IS NULL"));
+  CAF_CHECK(query_value<bool>(
+    "SELECT to_regprocedure('cafmq.claim_ready(text, text[], text[], "
+    "text[], integer, interval, integer, text, text)') IS NOT NULL"));
+}
+
+CAF_TEST(no SQL function is over 150 lines) {
+  // From its CREATE to the end of its body ($$;), one function at a time
+  // (a file holds the overloads of one name).
+  for (const auto& f : sql::functions) {
+    std::istringstream in{f.text};
+    std::string line;
+    int lines = 0;
+    bool inside = false;
+    while (std::getline(in, line)) {
+      if (line.rfind("CREATE FUNCTION", 0) == 0
+          || line.rfind("CREATE OR REPLACE FUNCTION", 0) == 0) {
+        inside = true;
+        lines = 0;
+      }
+      if (!inside)
+        continue;
+      ++lines;
+      if (line.size() >= 3 && line.compare(line.size() - 3, 3, "$$;") == 0) {
+        inside = false;
+        if (lines > 150)
+          CAF_MESSAGE("a function of " << f.name << ".sql has " << lines
+                                       << " lines: split it");
+        CAF_CHECK_LESS_OR_EQUAL(lines, 150);
+      }
+    }
+    CAF_CHECK(!inside);
+  }
 }
 
 CAF_TEST(an edited function file is applied on the next migrate) {

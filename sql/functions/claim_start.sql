@@ -1,0 +1,89 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+
+-- The end of a claim (claim_ready): the locked tasks p_ids start running,
+-- in one update through the primary key, each with a new attempt and a
+-- lease of p_lease, and are returned with their payload. A claimed
+-- 'running' task is one whose lease lapsed: a lost attempt. A task that
+-- must not run (again) ends here instead, and is returned with `ended` (its
+-- new state) and `error`, so the runner reports it:
+-- - cancelled: a cancel was requested (after its attempt was lost);
+-- - failed: its deadline passed before it ran, the lease of its last
+--   attempt lapsed, or it lost more than p_max_lost attempts in a row
+--   (poison).
+CREATE OR REPLACE FUNCTION cafmq.claim_start(
+    p_ids uuid[], p_node text, p_lease interval, p_max_lost integer)
+ RETURNS SETOF cafmq.claim_row
+ LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_running bigint;
+BEGIN
+  RETURN QUERY
+  WITH claimed AS (
+    UPDATE cafmq.tasks t
+       SET (state, attempt, run_at, started_at, node, finished_at, last_error,
+            lost_attempts) = (
+         SELECT CASE WHEN e.ending IS NULL THEN 'running'
+                     WHEN e.ending = 'cancelled' THEN 'cancelled'
+                     ELSE 'failed' END::cafmq.task_state,
+                CASE WHEN e.ending IS NULL THEN t.attempt + 1
+                     ELSE t.attempt END,
+                CASE WHEN e.ending IS NULL THEN now() + p_lease
+                     ELSE t.run_at END,
+                CASE WHEN e.ending IS NULL THEN now() ELSE t.started_at END,
+                CASE WHEN e.ending IS NULL THEN p_node ELSE t.node END,
+                CASE WHEN e.ending IS NULL THEN t.finished_at ELSE now() END,
+                CASE e.ending
+                  WHEN 'cancelled' THEN t.last_error
+                  WHEN 'deadline' THEN 'deadline passed before the task ran'
+                  WHEN 'final attempt'
+                    THEN 'lease expired during the final attempt'
+                  WHEN 'poison'
+                    THEN 'lost ' || (t.lost_attempts + 1) || ' attempts in a '
+                         'row: its runner died or its lease expired '
+                         'mid-attempt each time (poison task?)'
+                  ELSE CASE WHEN t.state = 'running' THEN 'lease expired'
+                            ELSE t.last_error END
+                END,
+                CASE WHEN t.state = 'running' THEN t.lost_attempts + 1
+                     ELSE t.lost_attempts END
+           -- Why the task ends instead of running; NULL: it runs.
+           FROM (SELECT CASE
+                   WHEN t.cancel_requested THEN 'cancelled'
+                   WHEN t.deadline <= now() THEN 'deadline'
+                   WHEN t.state = 'running' AND t.attempt >= t.max_attempts
+                     THEN 'final attempt'
+                   WHEN t.state = 'running' AND p_max_lost > 0
+                        AND t.lost_attempts + 1 >= p_max_lost
+                     THEN 'poison'
+                 END AS ending) e)
+      FROM unnest(p_ids) AS c (id)
+     WHERE t.id = c.id AND t.state IN ('pending', 'running')
+    RETURNING t.id, t.name, t.channel_name::text AS channel_name,
+              t.channel_args::text AS channel_args, t.attempt,
+              t.max_attempts, t.ordered, t.timeout, t.deadline, t.state)
+  SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
+         c.max_attempts, c.ordered, c.timeout, c.deadline, p.json::text,
+         p.bytes, NULL::text, NULL::text, NULL::interval, NULL::text,
+         NULL::text
+    FROM claimed c LEFT JOIN cafmq.payloads p ON p.id = c.id
+   WHERE c.state = 'running';
+  GET DIAGNOSTICS v_running = ROW_COUNT;
+  IF v_running < cardinality(p_ids) THEN
+    -- Some ended instead (rare): their ordered successors are heads now.
+    -- Every locked task was updated, so those of p_ids that do not run are
+    -- the ones this claim ended.
+    PERFORM cafmq.notify_ready(ARRAY(
+      SELECT t.channel_name FROM cafmq.tasks t
+       WHERE t.id = ANY (p_ids) AND t.ordered
+         AND t.state IN ('failed', 'cancelled')));
+    RETURN QUERY
+    SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
+           t.attempt, t.max_attempts, t.ordered, NULL::interval,
+           NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
+           NULL::interval, t.state::text, t.last_error
+      FROM cafmq.tasks t
+     WHERE t.id = ANY (p_ids) AND t.state IN ('failed', 'cancelled');
+  END IF;
+END
+$$;
