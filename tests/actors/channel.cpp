@@ -499,4 +499,34 @@ CAF_TEST(an idle channel retires only when the dispatcher agrees) {
   CAF_CHECK(gone());
 }
 
+CAF_TEST(an attempt given back and claimed again before its write is confirmed
+           runs again) {
+  // A release keeps the attempt's number, so the task's next claim comes
+  // back as the same attempt; under load it can reach the channel before
+  // the completer's confirmation of the release.
+  start();
+  auto xs = claim(1);
+  CAF_REQUIRE_EQUAL(pool_seen().runs.size(), 1u);
+  done({outcome(xs[0], task_outcome::released)});
+  CAF_REQUIRE_EQUAL(completer_seen().records.size(), 1u);
+  anon_send(chan, run_atom::value, xs);
+  sched.run();
+  CAF_REQUIRE_EQUAL(pool_seen().runs.size(), 2u);
+  CAF_CHECK_EQUAL(pool_seen().runs[1].at(0).id, xs[0].id);
+  CAF_CHECK_EQUAL(held(), std::set<uuid>{xs[0].id});
+  // It completes, and the release's late confirmation is not taken for its
+  // write: that one still goes out, and the attempt stays held until it is
+  // confirmed.
+  done({outcome(xs[0], task_outcome::completed)});
+  written({ref_of(xs[0])}, written_as::released);
+  CAF_REQUIRE_EQUAL(completer_seen().records.size(), 2u);
+  CAF_CHECK_EQUAL(completer_seen().records[1].at(0).kind,
+                  task_outcome::completed);
+  CAF_CHECK_EQUAL(held(), std::set<uuid>{xs[0].id});
+  written({ref_of(xs[0])});
+  CAF_CHECK(held().empty());
+  CAF_CHECK_EQUAL(heard().released, 1);
+  CAF_CHECK_EQUAL(heard().completed, 1);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

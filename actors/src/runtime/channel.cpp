@@ -222,6 +222,15 @@ void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
     cancel_started(self, ref, i->second, why);
 }
 
+// True if the attempt's outcome, being written, gives it back (it did not
+// run, or the stop abandoned it): the task is pending again, attempt
+// number unchanged.
+bool given_back(const attempt& x) {
+  return x.phase == attempt::writing
+         && (x.outcome.kind == task_outcome::released
+             || x.outcome.kind == task_outcome::abandoned);
+}
+
 // Queues claimed attempts and arms their deadlines, which count from the
 // claim.
 void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
@@ -234,8 +243,20 @@ void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
         self, std::max(std::chrono::microseconds{0}, *task.deadline_in),
         deadline_atom::value, ref, cancel_reason::deadline);
     auto [i, added] = st.attempts.emplace(ref, attempt{});
-    if (!added)
+    if (!added) {
+      if (!given_back(i->second))
+        continue;
+      // Given back, and claimed again before the write's confirmation came
+      // back: a release does not count as an attempt, so the claim's
+      // attempt has the same number. The claim saw the release committed:
+      // that write is done, and the entry is the new attempt's (dropping
+      // it left the task running here with nobody to run it).
+      count_ending(*st.ctx->metrics, i->second, i->second.outcome);
+      i->second = attempt{};
+      i->second.task = std::move(task);
+      st.queue.push_back(ref);
       continue;
+    }
     i->second.task = std::move(task);
     st.queue.push_back(ref);
     added_refs.push_back(ref);
@@ -288,6 +309,10 @@ channel(channel_ptr self, context_ptr ctx, std::string key,
       for (auto& [ref, as] : xs) {
         auto i = st.attempts.find(ref);
         if (i == st.attempts.end() || i->second.phase != attempt::writing)
+          continue;
+        // The confirmation of a release whose attempt was claimed again
+        // (queue_attempts) is not this attempt's.
+        if (as == written_as::released && !given_back(i->second))
           continue;
         ended.push_back(ref);
         failures |= i->second.outcome.kind == task_outcome::failed;
