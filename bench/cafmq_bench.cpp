@@ -10,6 +10,8 @@
 //               [--json=FILE --rep=R]  (also append JSON lines to FILE, in
 //                                      the peers' style, numbered from rep R)
 //               [--million=N]          (tasks of the "million" part)
+//               [--payload=BYTES]      (the tasks' JSON payloads padded to
+//                                      about BYTES; default {"i": i} alone)
 //               [--samples=N]          (latency: timed spawns, default 100;
 //                                      p99 of 100 is the second slowest)
 //               [--tx-pool=C]          (drain_tx: the application's
@@ -70,6 +72,8 @@ int prefetch = -1;
 int tx_pool = 4;
 // takeover_interval in ms; -1 keeps the runner's default.
 int takeover_ms = -1;
+// --payload: the length the tasks' JSON payloads are padded to; 0: none.
+int payload_bytes = 0;
 // latency: how many timed spawns, 10 ms apart.
 int latency_samples = 100;
 // Declare the drains' handlers non-blocking (they run on the scheduler).
@@ -127,12 +131,23 @@ std::string fresh_database() {
   return url;
 }
 
-// Tasks first .. first + n - 1, payload {"i": i}.
+// The payload of task i: {"i": i}, with "pad" up to about payload_bytes.
+nlohmann::json noop_payload(int i) {
+  nlohmann::json x{{"i", i}};
+  auto size = static_cast<int>(x.dump().size());
+  // ,"pad":"" adds 10 bytes.
+  if (payload_bytes > size + 10)
+    x["pad"]
+      = std::string(static_cast<std::size_t>(payload_bytes - size - 10), 'x');
+  return x;
+}
+
+// Tasks first .. first + n - 1.
 std::vector<cafmq::spawn_builder> noop_tasks(int n, int first = 0) {
   std::vector<cafmq::spawn_builder> xs;
   xs.reserve(n);
   for (int i = first; i < first + n; ++i)
-    xs.push_back(cafmq::spawn_builder{"noop"}.json(nlohmann::json{{"i", i}}));
+    xs.push_back(cafmq::spawn_builder{"noop"}.json(noop_payload(i)));
   return xs;
 }
 
@@ -285,7 +300,6 @@ void apply_runner_options(cafmq::actors::runner_config& cfg) {
 // drain's own checkpoints still count).
 void settle(pqxx::connection& conn) {
   pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
-  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.payloads");
   pqxx::nontransaction{conn}.exec0("CHECKPOINT");
 }
 
@@ -441,20 +455,19 @@ double drain_at_depth(int pending) {
     pqxx::work tx{conn};
     tx.exec_params0(
       "INSERT INTO cafmq.tasks (id, seq, name, channel_name, channel_args, "
-      "state, ordered, max_attempts, run_at, backoff, backoff_cap) SELECT "
+      "state, ordered, max_attempts, run_at, backoff, backoff_cap, "
+      "payload_json) SELECT "
       // Time-ordered (version 7) ids, like spawn_builder's.
       "encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing "
       "substring(int8send((extract(epoch FROM clock_timestamp()) * "
       "1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid, "
       "nextval('cafmq.task_seq'), 'noop', '', '', "
-      "'pending', false, 5, now(), '1s', '1min' FROM generate_series(1, $1)",
+      "'pending', false, 5, now(), '1s', '1min', jsonb_build_object('i', g) "
+      "FROM generate_series(1, $1) g",
       pending);
-    tx.exec0("INSERT INTO cafmq.payloads (id, json) SELECT id, "
-             "jsonb_build_object('i', seq) FROM cafmq.tasks");
     tx.commit();
   }
   pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
-  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.payloads");
   auto tasks = std::make_shared<cafmq::registry>();
   tasks->add({"noop", [](cafmq::current_task&) { return caf::error{}; }, {}});
   cafmq::actors::runner_config cfg;
@@ -804,6 +817,8 @@ int main(int argc, char** argv) {
       json_path = arg.substr(7);
     else if (arg.rfind("--rep=", 0) == 0)
       rep_number = std::stoi(arg.substr(6));
+    else if (arg.rfind("--payload=", 0) == 0)
+      payload_bytes = std::max(0, std::stoi(arg.substr(10)));
     else if (arg.rfind("--samples=", 0) == 0)
       latency_samples = std::max(1, std::stoi(arg.substr(10)));
     else if (arg.rfind("--million=", 0) == 0)

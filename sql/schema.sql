@@ -100,16 +100,11 @@ BEGIN
      SET max_attempts = t.max_attempts + greatest(coalesce(p_extra_attempts, 0), 0),
          run_at = CASE WHEN p_lease IS NULL THEN t.run_at
                        ELSE greatest(t.run_at, now() + p_lease) END,
-         lost_attempts = 0
+         lost_attempts = 0,
+         payload_json = coalesce(p_json::jsonb, t.payload_json),
+         payload_bytes = coalesce(p_bytes, t.payload_bytes)
    WHERE t.id = p_id AND t.attempt = p_attempt AND t.state = 'running';
-  IF NOT FOUND THEN
-    RETURN false;
-  END IF;
-  UPDATE cafmq.payloads p
-     SET json = coalesce(p_json::jsonb, p.json),
-         bytes = coalesce(p_bytes, p.bytes)
-   WHERE p.id = p_id;
-  RETURN true;
+  RETURN FOUND;
 END
 $$;
 
@@ -452,12 +447,13 @@ BEGIN
      WHERE t.id = c.id AND t.state IN ('pending', 'running')
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
               t.channel_args::text AS channel_args, t.attempt,
-              t.max_attempts, t.ordered, t.timeout, t.deadline, t.state)
+              t.max_attempts, t.ordered, t.timeout, t.deadline,
+              t.payload_json, t.payload_bytes, t.state)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
-         c.max_attempts, c.ordered, c.timeout, c.deadline, p.json::text,
-         p.bytes, NULL::text, NULL::text, NULL::interval, NULL::text,
-         NULL::text
-    FROM claimed c LEFT JOIN cafmq.payloads p ON p.id = c.id
+         c.max_attempts, c.ordered, c.timeout, c.deadline,
+         c.payload_json::text, c.payload_bytes, NULL::text, NULL::text,
+         NULL::interval, NULL::text, NULL::text
+    FROM claimed c
    WHERE c.state = 'running';
   GET DIAGNOSTICS v_running = ROW_COUNT;
   IF v_running < cardinality(p_ids) THEN
@@ -715,15 +711,6 @@ BEGIN
   PERFORM cafmq.notify_ready(v_wake);
   PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
-END
-$$;
-
-CREATE FUNCTION cafmq.drop_payloads() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-  DELETE FROM cafmq.payloads p USING gone g WHERE p.id = g.id;
-  RETURN NULL;
 END
 $$;
 
@@ -1129,7 +1116,7 @@ BEGIN
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority)
+       deadline, unique_key, priority, payload_json, payload_bytes)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -1142,12 +1129,10 @@ BEGIN
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
-           NULL, coalesce(o.priority, 0)
+           NULL, coalesce(o.priority, 0), o.json::jsonb,
+           decode(o.bytes, 'base64')
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
-    INSERT INTO cafmq.payloads (id, json, bytes)
-    SELECT s.id, s.json::jsonb, decode(s.bytes, 'base64')
-      FROM unnest(v_specs) s;
     PERFORM cafmq.notify_ready(ARRAY(
       SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
@@ -1160,7 +1145,7 @@ BEGIN
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority)
+       deadline, unique_key, priority, payload_json, payload_bytes)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -1173,16 +1158,13 @@ BEGIN
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
-           o.unique_key, coalesce(o.priority, 0)
+           o.unique_key, coalesce(o.priority, 0), o.json::jsonb,
+           decode(o.bytes, 'base64')
       FROM (SELECT * FROM s ORDER BY s.ordinality) o
     ON CONFLICT (unique_key)
       WHERE unique_key IS NOT NULL
         AND state IN ('uncommitted', 'pending', 'running') DO NOTHING
     RETURNING t.id
-  ), pay AS (
-    INSERT INTO cafmq.payloads (id, json, bytes)
-    SELECT s.id, s.json::jsonb, decode(s.bytes, 'base64')
-      FROM s JOIN ins ON ins.id = s.id
   )
   SELECT array_agg(ins.id) INTO v_created FROM ins;
   PERFORM cafmq.notify_ready(ARRAY(
@@ -1341,6 +1323,8 @@ CREATE TABLE cafmq.tasks (
     attempt_base integer DEFAULT 0 NOT NULL,
     priority smallint DEFAULT 0 NOT NULL,
     result jsonb,
+    payload_json jsonb,
+    payload_bytes bytea,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -1397,12 +1381,6 @@ CREATE TABLE cafmq.pauses (
     value text NOT NULL,
     paused_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT pauses_kind_check CHECK ((kind = ANY (ARRAY['channel'::text, 'task'::text])))
-);
-
-CREATE TABLE cafmq.payloads (
-    id uuid NOT NULL,
-    json jsonb,
-    bytes bytea
 );
 
 CREATE VIEW cafmq.queue_depth AS
@@ -1512,9 +1490,6 @@ ALTER TABLE ONLY cafmq.channel_limits
 ALTER TABLE ONLY cafmq.pauses
     ADD CONSTRAINT pauses_pkey PRIMARY KEY (kind, value);
 
-ALTER TABLE ONLY cafmq.payloads
-    ADD CONSTRAINT payloads_pkey PRIMARY KEY (id);
-
 ALTER TABLE ONLY cafmq.schedules
     ADD CONSTRAINT schedules_pkey PRIMARY KEY (name);
 
@@ -1556,5 +1531,3 @@ CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks USING btree (unique_key) WHE
 CREATE INDEX tasks_unordered_queue ON cafmq.tasks USING btree (run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
 
 CREATE INDEX tasks_unordered_ready ON cafmq.tasks USING btree (channel_name, channel_args, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
-
-CREATE TRIGGER tasks_drop_payloads AFTER DELETE ON cafmq.tasks REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION cafmq.drop_payloads();

@@ -375,10 +375,12 @@ detail::spawn_access::copy_many(pqxx::transaction_base& tx,
   {
     pqxx::stream_to rows{
       tx, "cafmq.tasks",
-      std::vector<std::string>{
-        "id", "name", "channel_name", "channel_args", "state", "ordered",
-        "max_attempts", "run_at", "backoff", "backoff_cap", "backoff_jitter",
-        "commit_deadline", "timeout", "deadline", "priority"}};
+      std::vector<std::string>{"id", "name", "channel_name", "channel_args",
+                               "state", "ordered", "max_attempts", "run_at",
+                               "backoff", "backoff_cap", "backoff_jitter",
+                               "commit_deadline", "timeout", "deadline",
+                               "priority", "payload_json", "payload_bytes"}};
+    std::optional<std::string> bytes;
     for (const auto& x : xs) {
       auto id = x.id_ ? *x.id_ : uuid::time_ordered();
       result.push_back({id, true});
@@ -396,6 +398,9 @@ detail::spawn_access::copy_many(pqxx::transaction_base& tx,
       std::optional<std::string> deadline;
       if (x.deadline_)
         deadline = timestamp_text(micros_since_epoch(*x.deadline_));
+      bytes.reset();
+      if (x.bytes_)
+        bytes = "\\x" + hex(*x.bytes_);
       rows << std::make_tuple(
         to_string(id), x.name_, x.opts_.channel_name, x.opts_.channel_args,
         x.commit_interval_ ? "uncommitted" : "pending",
@@ -403,25 +408,9 @@ detail::spawn_access::copy_many(pqxx::transaction_base& tx,
         timestamp_text(run_at), interval_text(x.opts_.backoff),
         interval_text(x.opts_.backoff_cap), nullable(jitter),
         nullable(commit_deadline), nullable(timeout), nullable(deadline),
-        x.opts_.priority);
+        x.opts_.priority, nullable(x.json_), nullable(bytes));
     }
     rows.complete();
-  }
-  {
-    // Every task has its payload row, even an empty one: a checkpoint
-    // updates it.
-    pqxx::stream_to payloads{tx, "cafmq.payloads",
-                             std::vector<std::string>{"id", "json", "bytes"}};
-    std::optional<std::string> bytes;
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      const auto& x = xs[i];
-      bytes.reset();
-      if (x.bytes_)
-        bytes = "\\x" + hex(*x.bytes_);
-      payloads << std::make_tuple(to_string(result[i].id), nullable(x.json_),
-                                  nullable(bytes));
-    }
-    payloads.complete();
   }
   if (!woken.empty())
     tx.exec_params(

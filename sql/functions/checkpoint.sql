@@ -18,15 +18,10 @@ BEGIN
      SET max_attempts = t.max_attempts + greatest(coalesce(p_extra_attempts, 0), 0),
          run_at = CASE WHEN p_lease IS NULL THEN t.run_at
                        ELSE greatest(t.run_at, now() + p_lease) END,
-         lost_attempts = 0
+         lost_attempts = 0,
+         payload_json = coalesce(p_json::jsonb, t.payload_json),
+         payload_bytes = coalesce(p_bytes, t.payload_bytes)
    WHERE t.id = p_id AND t.attempt = p_attempt AND t.state = 'running';
-  IF NOT FOUND THEN
-    RETURN false;
-  END IF;
-  UPDATE cafmq.payloads p
-     SET json = coalesce(p_json::jsonb, p.json),
-         bytes = coalesce(p_bytes, p.bytes)
-   WHERE p.id = p_id;
-  RETURN true;
+  RETURN FOUND;
 END
 $$;

@@ -61,12 +61,13 @@ BEGIN
      WHERE t.id = c.id AND t.state IN ('pending', 'running')
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
               t.channel_args::text AS channel_args, t.attempt,
-              t.max_attempts, t.ordered, t.timeout, t.deadline, t.state)
+              t.max_attempts, t.ordered, t.timeout, t.deadline,
+              t.payload_json, t.payload_bytes, t.state)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
-         c.max_attempts, c.ordered, c.timeout, c.deadline, p.json::text,
-         p.bytes, NULL::text, NULL::text, NULL::interval, NULL::text,
-         NULL::text
-    FROM claimed c LEFT JOIN cafmq.payloads p ON p.id = c.id
+         c.max_attempts, c.ordered, c.timeout, c.deadline,
+         c.payload_json::text, c.payload_bytes, NULL::text, NULL::text,
+         NULL::interval, NULL::text, NULL::text
+    FROM claimed c
    WHERE c.state = 'running';
   GET DIAGNOSTICS v_running = ROW_COUNT;
   IF v_running < cardinality(p_ids) THEN

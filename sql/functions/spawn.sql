@@ -130,7 +130,7 @@ BEGIN
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority)
+       deadline, unique_key, priority, payload_json, payload_bytes)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -143,12 +143,10 @@ BEGIN
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
-           NULL, coalesce(o.priority, 0)
+           NULL, coalesce(o.priority, 0), o.json::jsonb,
+           decode(o.bytes, 'base64')
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
-    INSERT INTO cafmq.payloads (id, json, bytes)
-    SELECT s.id, s.json::jsonb, decode(s.bytes, 'base64')
-      FROM unnest(v_specs) s;
     PERFORM cafmq.notify_ready(ARRAY(
       SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
@@ -161,7 +159,7 @@ BEGIN
     INSERT INTO cafmq.tasks AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority)
+       deadline, unique_key, priority, payload_json, payload_bytes)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
            CASE WHEN o.commit_us IS NULL THEN 'pending'
@@ -174,16 +172,13 @@ BEGIN
            now() + make_interval(secs => o.commit_us / 1e6),
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
-           o.unique_key, coalesce(o.priority, 0)
+           o.unique_key, coalesce(o.priority, 0), o.json::jsonb,
+           decode(o.bytes, 'base64')
       FROM (SELECT * FROM s ORDER BY s.ordinality) o
     ON CONFLICT (unique_key)
       WHERE unique_key IS NOT NULL
         AND state IN ('uncommitted', 'pending', 'running') DO NOTHING
     RETURNING t.id
-  ), pay AS (
-    INSERT INTO cafmq.payloads (id, json, bytes)
-    SELECT s.id, s.json::jsonb, decode(s.bytes, 'base64')
-      FROM s JOIN ins ON ins.id = s.id
   )
   SELECT array_agg(ins.id) INTO v_created FROM ins;
   PERFORM cafmq.notify_ready(ARRAY(

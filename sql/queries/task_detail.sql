@@ -4,6 +4,7 @@ SELECT t.ordered, t.unique_key, t.lost_attempts,
        extract(epoch FROM t.deadline) * 1e6 AS deadline_us,
        (extract(epoch FROM t.backoff) * 1e6)::bigint AS backoff_us,
        (extract(epoch FROM t.backoff_cap) * 1e6)::bigint AS backoff_cap_us,
-       p.json::text AS payload_json, octet_length(p.bytes) AS payload_bytes
-  FROM cafmq.tasks t LEFT JOIN cafmq.payloads p ON p.id = t.id
+       t.payload_json::text AS payload_json,
+       octet_length(t.payload_bytes) AS payload_bytes
+  FROM cafmq.tasks t
  WHERE t.id = $1::uuid

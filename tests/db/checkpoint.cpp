@@ -57,8 +57,8 @@ CAF_TEST(transactional checkpoint and completion roll back with the caller) {
     tx.exec("SELECT cafmq.complete('{" + to_string(id) + "}', '{1}')");
   }
   CAF_CHECK_EQUAL(state_of(*conn, id), "running");
-  CAF_CHECK_EQUAL(query_value<std::string>("SELECT json::text FROM "
-                                           "cafmq.payloads"),
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT payload_json::text FROM "
+                                           "cafmq.tasks"),
                   "0");
   pqxx::nontransaction{*conn}.exec("SELECT 1");
   CAF_CHECK_EQUAL(listener->get_notifs(), 0);
@@ -68,8 +68,8 @@ CAF_TEST(transactional checkpoint and completion roll back with the caller) {
     tx.exec0("INSERT INTO result VALUES (42)");
     CAF_REQUIRE(!task.checkpoint(tx, checkpoint{}.json(41)));
   }
-  CAF_CHECK_EQUAL(query_value<std::string>("SELECT json::text FROM "
-                                           "cafmq.payloads"),
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT payload_json::text FROM "
+                                           "cafmq.tasks"),
                   "41");
   {
     pqxx::work tx{*other};

@@ -8,6 +8,7 @@
 
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
+#include "cafmq/sql.hpp"
 #include "cafmq/sql_schema.hpp"
 #include "support/db_fixture.hpp"
 #include "support/process.hpp"
@@ -220,6 +221,57 @@ CAF_TEST(no SQL function is over 150 lines) {
     }
     CAF_CHECK(!inside);
   }
+}
+
+CAF_TEST(the payloads of a schema 14 database move into their task rows) {
+  // The database as schema 14 left it: its migrations, and tasks spawned by
+  // its own functions, with their payloads in cafmq.payloads.
+  exec(*conn, "DROP SCHEMA cafmq CASCADE");
+  std::string json_id;
+  std::string bytes_id;
+  {
+    pqxx::work tx{*conn};
+    tx.exec(sql::migrate_bootstrap);
+    for (const auto& m : sql::migrations) {
+      if (m.version > 14)
+        break;
+      tx.exec(m.text);
+      tx.exec_params(sql::migrate_record, m.version, std::string{m.name},
+                     std::string{m.checksum});
+    }
+    json_id = tx.exec1("SELECT cafmq.spawn('t', '{\"a\": [1, 2]}')::text")[0]
+                .as<std::string>();
+    bytes_id
+      = tx.exec1("SELECT cafmq.spawn('t', NULL)::text")[0].as<std::string>();
+    tx.exec_params0("UPDATE cafmq.payloads SET bytes = '\\x0102ff' "
+                    "WHERE id = $1::uuid",
+                    bytes_id);
+    tx.exec1("SELECT cafmq.spawn('t', NULL)");
+    tx.commit();
+  }
+  CAF_REQUIRE_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.payloads"), 3);
+  CAF_REQUIRE_EQUAL(value_or(migrate(*conn), -1), latest_schema_version());
+  CAF_CHECK(query_value<bool>("SELECT to_regclass('cafmq.payloads') IS NULL"));
+  CAF_CHECK_EQUAL(query_value<std::string>(
+                    "SELECT payload_json::text FROM cafmq.tasks WHERE id = '"
+                    + json_id + "'"),
+                  R"({"a": [1, 2]})");
+  CAF_CHECK_EQUAL(query_value<std::string>(
+                    "SELECT encode(payload_bytes, 'hex') FROM cafmq.tasks "
+                    "WHERE id = '"
+                    + bytes_id + "'"),
+                  "0102ff");
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "payload_json IS NULL AND payload_bytes "
+                                   "IS NULL"),
+                  1);
+  // The new claim hands them out with their payloads.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.claim('n', "
+                                   "'{t}', NULL, NULL, 10, '30 s', 5, NULL, "
+                                   "NULL) c WHERE c.id IS NOT NULL AND "
+                                   "(c.payload_json IS NOT NULL OR "
+                                   "c.payload_bytes IS NOT NULL)"),
+                  2);
 }
 
 CAF_TEST(an edited function file is applied on the next migrate) {

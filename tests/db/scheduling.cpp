@@ -404,10 +404,10 @@ CAF_TEST(due ticks are spawned once each with the schedule task and options) {
     query_value<int>("SELECT count(DISTINCT unique_key) FROM cafmq.tasks"),
     fired->spawned);
   CAF_CHECK_EQUAL(
-    query_value<int>("SELECT count(*) FROM cafmq.tasks t JOIN cafmq.payloads p "
-                     "USING (id) WHERE t.name = 'report' AND t.channel_name = "
+    query_value<int>("SELECT count(*) FROM cafmq.tasks t "
+                     "WHERE t.name = 'report' AND t.channel_name = "
                      "'reports' AND t.priority = 3 AND t.max_attempts = 2 AND "
-                     "p.json = '{\"kind\": \"daily\"}'"),
+                     "t.payload_json = '{\"kind\": \"daily\"}'"),
     fired->spawned);
   // The next tick is in the future; firing again spawns nothing.
   CAF_CHECK_EQUAL(

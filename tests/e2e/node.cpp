@@ -345,12 +345,13 @@ CAF_TEST(bad spawns get clear errors and write nothing) {
   CAF_CHECK_EQUAL(r4->id, *good.id);
   CAF_CHECK(r4->created);
   auto where = " WHERE id = '" + to_string(*good.id) + "'";
-  CAF_CHECK_EQUAL(query_value<std::string>("SELECT json::text FROM "
-                                           "cafmq.payloads"
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT payload_json::text FROM "
+                                           "cafmq.tasks"
                                            + where),
                   R"({"x": [1, "two"]})");
   CAF_CHECK_EQUAL(
-    query_value<int>("SELECT length(bytes) FROM cafmq.payloads" + where), 2);
+    query_value<int>("SELECT length(payload_bytes) FROM cafmq.tasks" + where),
+    2);
   CAF_CHECK(query_value<bool>("SELECT ordered AND run_at > now() + "
                               "interval '50 minutes' FROM cafmq.tasks"
                               + where));

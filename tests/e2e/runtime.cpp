@@ -556,8 +556,8 @@ CAF_TEST(a task definition with a schedule registers it and its ticks run) {
   CAF_CHECK_EQUAL(xs->at(0).task_name, "beat");
   CAF_CHECK(xs->at(0).ticks >= 2);
   CAF_CHECK_EQUAL(query_value<std::string>(
-                    "SELECT DISTINCT p.json::text FROM cafmq.tasks t JOIN "
-                    "cafmq.payloads p USING (id) WHERE t.name = 'beat'"),
+                    "SELECT DISTINCT payload_json::text FROM cafmq.tasks "
+                    "WHERE name = 'beat'"),
                   R"({"from": "definition"})");
 }
 

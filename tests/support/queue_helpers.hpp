@@ -84,9 +84,6 @@ inline void insert_backlog(pqxx::connection_base& conn,
                   "nextval('cafmq.task_seq'), 't', $1, '', 'pending', false, "
                   "5, now(), '1 s', '1 h' FROM generate_series(1, $2)",
                   channel_name, n);
-  tx.exec_params0("INSERT INTO cafmq.payloads (id) SELECT id FROM "
-                  "cafmq.tasks WHERE channel_name = $1",
-                  channel_name);
   tx.commit();
   pqxx::nontransaction{conn}.exec0("ANALYZE cafmq.tasks");
 }
