@@ -9,41 +9,17 @@
 #include "cafmq/actors/detail/event_hub.hpp"
 #include "runtime/attempt.hpp"
 #include "runtime/channel_attempt.hpp"
+#include "runtime/channel_state.hpp"
 
 namespace cafmq::actors {
 
 namespace {
 
 using channel_impl::attempt;
+using channel_impl::channel_ptr;
+using channel_impl::channel_state;
 using channel_impl::count_ending;
 using channel_impl::written_event;
-
-struct channel_state {
-  context_ptr ctx;
-  std::string key;
-  dispatcher_actor dispatcher;
-  // Where attempts run: the pool if a handler of the name runs here, the
-  // router (joined workers) if not.
-  pool_actor pool;
-  router_actor router;
-  completer_actor completer;
-  // Renews the leases of `attempts`: it hears each one that is added or
-  // erased.
-  lease_keeper_actor keeper;
-  // Where events go: invalid while nobody subscribes.
-  event_sink_actor events;
-  std::unordered_map<attempt_ref, attempt> attempts;
-  // Attempts waiting to start, in claim order.
-  std::deque<attempt_ref> queue;
-  int started = 0;
-  bool ordered_started = false;
-  bool paused = false;
-  bool stopping = false;
-  std::uint64_t idle_generation = 0;
-  static inline const char* name = "cafmq.channel";
-};
-
-using channel_ptr = channel_actor::stateful_pointer<channel_state>;
 
 void finish(channel_ptr self, std::vector<task_outcome> outcomes);
 
@@ -222,15 +198,6 @@ void stop_attempt(channel_ptr self, const attempt_ref& ref, cancel_reason why) {
     cancel_started(self, ref, i->second, why);
 }
 
-// True if the attempt's outcome, being written, gives it back (it did not
-// run, or the stop abandoned it): the task is pending again, attempt
-// number unchanged.
-bool given_back(const attempt& x) {
-  return x.phase == attempt::writing
-         && (x.outcome.kind == task_outcome::released
-             || x.outcome.kind == task_outcome::abandoned);
-}
-
 // Queues claimed attempts and arms their deadlines, which count from the
 // claim.
 void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
@@ -243,23 +210,19 @@ void queue_attempts(channel_ptr self, std::vector<claimed_task>& tasks) {
         self, std::max(std::chrono::microseconds{0}, *task.deadline_in),
         deadline_atom::value, ref, cancel_reason::deadline);
     auto [i, added] = st.attempts.emplace(ref, attempt{});
-    if (!added) {
-      if (!given_back(i->second))
+    if (added) {
+      added_refs.push_back(ref);
+    } else {
+      // A release keeps the attempt's number: given back and claimed again
+      // before the release's confirmation came, the task has the same ref.
+      // The claim saw the release committed: the entry is the new one's.
+      if (!i->second.given_back())
         continue;
-      // Given back, and claimed again before the write's confirmation came
-      // back: a release does not count as an attempt, so the claim's
-      // attempt has the same number. The claim saw the release committed:
-      // that write is done, and the entry is the new attempt's (dropping
-      // it left the task running here with nobody to run it).
       count_ending(*st.ctx->metrics, i->second, i->second.outcome);
       i->second = attempt{};
-      i->second.task = std::move(task);
-      st.queue.push_back(ref);
-      continue;
     }
     i->second.task = std::move(task);
     st.queue.push_back(ref);
-    added_refs.push_back(ref);
   }
   if (!added_refs.empty())
     self->send(st.keeper, hold_atom::value, std::move(added_refs));
@@ -312,7 +275,7 @@ channel(channel_ptr self, context_ptr ctx, std::string key,
           continue;
         // The confirmation of a release whose attempt was claimed again
         // (queue_attempts) is not this attempt's.
-        if (as == written_as::released && !given_back(i->second))
+        if (as == written_as::released && !i->second.given_back())
           continue;
         ended.push_back(ref);
         failures |= i->second.outcome.kind == task_outcome::failed;

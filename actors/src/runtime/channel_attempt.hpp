@@ -23,6 +23,15 @@ struct attempt {
   cancel_reason stopped_by = cancel_reason::none;
   // The outcome while it is written: sent again to a restarted completer.
   task_outcome outcome;
+
+  // True if the outcome being written gives it back (it never ran, or the
+  // stop abandoned it): the task is pending again, its attempt number
+  // unchanged.
+  bool given_back() const {
+    return phase == writing
+           && (outcome.kind == task_outcome::released
+               || outcome.kind == task_outcome::abandoned);
+  }
 };
 
 /// The outcome of a started attempt whose pool (or router, `remote`)
