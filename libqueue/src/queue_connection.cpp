@@ -173,7 +173,7 @@ caf::error queue_connection::keep_alive(const attempt_ref& x,
   auto owned = keep_alive(std::vector<attempt_ref>{x}, lease);
   if (!owned)
     return std::move(owned.error());
-  if (owned->empty())
+  if (!renewed_one(*owned))
     return stale_attempt_error(x);
   return caf::none;
 }

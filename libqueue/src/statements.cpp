@@ -185,7 +185,16 @@ std::vector<lease_state> keep_alive(pqxx::transaction_base& tx,
                              int_array(attempts_of(xs)), lease.count());
   std::vector<lease_state> result;
   for (const auto& row : rows)
-    result.push_back({to_uuid(row[0]), row[1].as<bool>()});
+    result.push_back({to_uuid(row[0]), row[1].as<bool>(), false});
+  if (result.size() == xs.size())
+    return result;
+  // Missed: lost, or written since (the renewal waited for the write's row
+  // lock and then found the row finished). This statement's snapshot sees
+  // that write.
+  for (const auto& row :
+       tx.exec_params(sql::keep_alive_ended, uuid_array(ids_of(xs)),
+                      int_array(attempts_of(xs))))
+    result.push_back({to_uuid(row[0]), false, true});
   return result;
 }
 

@@ -93,6 +93,20 @@ CAF_TEST(an attempt missing from the answer goes back to its channel as lost) {
   CAF_CHECK_EQUAL(channel_seen(first).lost.size(), 1u);
 }
 
+CAF_TEST(an attempt written while the renewal ran is not lost) {
+  // The renewal waited for the row lock of b's completion and found the
+  // row finished: b's channel tells the keeper next that b ended.
+  log->ended = {b.id};
+  advance(10s);
+  CAF_CHECK_EQUAL(channel_seen(first).lost.size(), 0u);
+  CAF_CHECK_EQUAL(channel_seen(first).cancels.size(), 0u);
+  CAF_CHECK_EQUAL(stats().lost, 0);
+  unhold(first, {ref_of(b)});
+  advance(10s);
+  CAF_REQUIRE_EQUAL(log->renewals.size(), 2u);
+  CAF_CHECK_EQUAL(ids_of(log->renewals[1]), (std::set<uuid>{a.id, c.id}));
+}
+
 CAF_TEST(a cancel requested at renewal goes to its own channel) {
   log->cancel_requested = {b.id};
   advance(10s);

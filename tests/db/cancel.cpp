@@ -2,6 +2,7 @@
 #define CAF_SUITE cancel
 #include <caf/test/unit_test.hpp>
 
+#include <map>
 #include <thread>
 
 #include "support/db_fixture.hpp"
@@ -115,6 +116,37 @@ CAF_TEST(cancelling a running task requests it and ends it cancelled) {
   CAF_REQUIRE(failed && failed->size() == 1u);
   CAF_CHECK_EQUAL(failed->at(0).state, "cancelled");
   CAF_CHECK_EQUAL(state_of(*conn, id), "cancelled");
+}
+
+CAF_TEST(a renewal that finds an attempt written meanwhile says it ended) {
+  // Two attempts; one is completed (its outcome written) while the other
+  // runs. A renewal of both renews the running one, and reports the other
+  // ended, not lost. An attempt taken over is neither.
+  spawn_or_throw(*conn,
+                 {spawn_builder{"t"}, spawn_builder{"t"}, spawn_builder{"t"}});
+  auto q = poller();
+  auto xs = claim_or_throw(*q, request({"t"})).tasks;
+  CAF_REQUIRE_EQUAL(xs.size(), 3u);
+  attempt_ref done{xs[0].id, xs[0].attempt};
+  attempt_ref running{xs[1].id, xs[1].attempt};
+  attempt_ref taken{xs[2].id, xs[2].attempt};
+  CAF_REQUIRE(!q->complete(done, ""));
+  pqxx::nontransaction{*conn}.exec0(
+    "UPDATE cafmq.tasks SET attempt = attempt + 1 WHERE id = '"
+    + to_string(taken.id) + "'");
+  auto states = q->keep_alive({done, running, taken}, std::chrono::seconds{30});
+  CAF_REQUIRE(states);
+  std::map<uuid, bool> ended;
+  for (auto& x : *states)
+    ended[x.id] = x.ended;
+  CAF_CHECK_EQUAL(ended.size(), 2u);
+  CAF_CHECK(ended.at(done.id));
+  CAF_CHECK(!ended.at(running.id));
+  CAF_CHECK_EQUAL(ended.count(taken.id), 0u);
+  // One attempt at a time: an ended one was not renewed.
+  CAF_CHECK(q->keep_alive(running, std::chrono::seconds{30}) == caf::none);
+  CAF_CHECK_EQUAL(code_of(q->keep_alive(done, std::chrono::seconds{30})),
+                  errc::stale_attempt);
 }
 
 CAF_TEST(a task whose lease expired is not re run after a cancel) {

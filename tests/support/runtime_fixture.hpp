@@ -45,6 +45,7 @@ struct fake_db_log {
   std::vector<std::vector<attempt_ref>> renewals;
   std::set<uuid> cancel_requested; // reported by renewals
   std::set<uuid> not_owned;        // left out of renewals: lease lost
+  std::set<uuid> ended;            // written while a renewal ran
   std::set<uuid> stale_writes;     // not current when their outcome is written
   std::vector<std::pair<attempt_ref, checkpoint>> checkpoints;
   int prunes = 0;
@@ -117,7 +118,9 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
       log->renewals.push_back(refs);
       std::vector<lease_state> owned;
       for (auto& x : refs)
-        if (log->not_owned.count(x.id) == 0)
+        if (log->ended.count(x.id) > 0)
+          owned.push_back({x.id, false, true});
+        else if (log->not_owned.count(x.id) == 0)
           owned.push_back({x.id, log->cancel_requested.count(x.id) > 0});
       return owned;
     },

@@ -134,7 +134,7 @@ worker_port_actor::behavior_type port(port_ptr self, context_ptr ctx,
                   std::vector<attempt_ref>{ref}, lease)
         .then(
           [=](const std::vector<lease_state>& owned) mutable {
-            if (owned.empty())
+            if (!renewed_one(owned))
               rp.deliver(stale_attempt_error(ref));
             else
               rp.deliver(true);

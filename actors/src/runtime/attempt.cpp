@@ -54,7 +54,7 @@ public:
                 caf::timespan{lease})
       .receive(
         [&](const std::vector<lease_state>& owned) {
-          if (owned.empty())
+          if (!renewed_one(owned))
             result = stale_attempt_error(x);
         },
         [&](caf::error& err) { result = std::move(err); });

@@ -37,13 +37,15 @@ channel_actor sender(keeper_ptr self) {
 
 // Tells each owner which of its attempts were not renewed (their lease was
 // lost: another runner may run them) and which had a cancel requested (for
-// notifications that were missed). A lost attempt is no longer renewed.
+// notifications that were missed). A lost attempt is no longer renewed. One
+// whose outcome was written while the renewal ran is neither: its owner
+// tells us soon that it ended.
 void settle(keeper_ptr self, const std::vector<attempt_ref>& refs,
             const std::vector<lease_state>& kept_states) {
   auto& st = self->state;
   std::unordered_map<uuid, bool> kept;
   for (auto& x : kept_states)
-    kept.emplace(x.id, x.cancel_requested);
+    kept.emplace(x.id, x.cancel_requested && !x.ended);
   std::unordered_set<attempt_ref> renewed{refs.begin(), refs.end()};
   std::size_t lost = 0;
   for (auto& [addr, x] : st.held) {

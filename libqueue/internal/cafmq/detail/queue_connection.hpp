@@ -110,13 +110,21 @@ struct recorded_outcomes {
   std::vector<fail_result> failed;
 };
 
-/// A lease renewal's answer for an attempt this runner still owns.
+/// A lease renewal's answer for an attempt this runner still owns, or
+/// (`ended`) whose outcome was written while the renewal ran.
 struct lease_state {
   /// The task.
   uuid id;
   /// A cancel was requested for the task: fire the attempt's token.
   bool cancel_requested = false;
+  /// Not renewed: the attempt's outcome is written (its lease was not lost).
+  bool ended = false;
 };
+
+/// True if a renewal of one attempt renewed it.
+inline bool renewed_one(const std::vector<lease_state>& xs) {
+  return !xs.empty() && !xs.front().ended;
+}
 
 /// One database connection that claims tasks and writes their outcomes, each
 /// in a short transaction of its own. Not thread-safe: one owner at a time,
