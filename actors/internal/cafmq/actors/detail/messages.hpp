@@ -141,8 +141,8 @@ typename Inspector::result_type inspect(Inspector& f, claim_result& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_state& x) {
-  return f(caf::meta::type_name("cafmq::lease_state"), x.id,
-           x.cancel_requested, x.ended);
+  return f(caf::meta::type_name("cafmq::lease_state"), x.id, x.cancel_requested,
+           x.ended);
 }
 ///@}
 
