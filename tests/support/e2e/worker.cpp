@@ -11,10 +11,16 @@
 // inserts (id, attempt, node) into the table tx_ledger and completes its
 // attempt in that transaction, on a connection of its thread to URL; the
 // worker is told the database's URL (worker_config::database_url) unless
-// WORKER_URL is "none".
+// WORKER_URL is "none". With CAFMQ_E2E_HOLD_AFTER=N in its environment,
+// every handler of the two after the N-th one started never returns (in
+// remote_complete_tx, with its transaction open), and the first to hold
+// writes DIR/NODE.holding: a test that kills the worker once that file
+// exists knows it dies with attempts in hand.
 //
 //   cafmq-e2e worker HOST PORT SECRET NODE CAPACITY DIR [URL [WORKER_URL]]
 
+#include <atomic>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <thread>
@@ -38,6 +44,21 @@ std::string dir;
 std::string node;
 std::string url;
 
+// CAFMQ_E2E_HOLD_AFTER, or -1: no handler holds.
+int hold_after = -1;
+std::atomic<int> handlers_started{0};
+
+// Never returns once `hold_after` handlers started before this one.
+void hold_if_due() {
+  auto n = handlers_started.fetch_add(1);
+  if (hold_after < 0 || n < hold_after)
+    return;
+  if (n == hold_after)
+    publish(dir + "/" + node + ".holding", "1");
+  for (;;)
+    std::this_thread::sleep_for(std::chrono::hours{1});
+}
+
 caf::error remote_complete_tx(current_task& task) {
   thread_local std::unique_ptr<pqxx::connection> own;
   try {
@@ -46,8 +67,7 @@ caf::error remote_complete_tx(current_task& task) {
     pqxx::work tx{*own};
     tx.exec_params0("INSERT INTO tx_ledger VALUES ($1::uuid, $2, $3)",
                     to_string(task.id()), task.attempt(), node);
-    // Long enough that a killed worker dies with transactions open.
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    hold_if_due();
     return task.complete(tx);
   } catch (const std::exception& e) {
     own.reset();
@@ -57,8 +77,7 @@ caf::error remote_complete_tx(current_task& task) {
 
 caf::error remote_record(current_task& task) {
   static ledger book{dir + "/" + node + ".ledger"};
-  // Long enough that a killed worker dies with attempts in hand.
-  std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  hold_if_due();
   return book.add(task, node);
 }
 
@@ -78,6 +97,8 @@ caf::error remote_wait_cancel(current_task& task) {
 int run_worker(const arguments& args) {
   node = args[3];
   dir = args[5];
+  if (auto n = std::getenv("CAFMQ_E2E_HOLD_AFTER"))
+    hold_after = std::stoi(n);
   publish(dir + "/" + node + ".pid", std::to_string(getpid()));
   auto tasks = std::make_shared<registry>();
   tasks->add({"remote_record", remote_record, {}});
