@@ -299,7 +299,8 @@ void apply_runner_options(cafmq::actors::runner_config& cfg) {
 // during the drain (a million spawned tasks leave about a gigabyte; the
 // drain's own checkpoints still count).
 void settle(pqxx::connection& conn) {
-  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
+  pqxx::nontransaction{conn}.exec0(
+    "VACUUM ANALYZE cafmq.tasks_live, cafmq.tasks_history");
   pqxx::nontransaction{conn}.exec0("CHECKPOINT");
 }
 
@@ -454,7 +455,8 @@ double drain_at_depth(int pending) {
   {
     pqxx::work tx{conn};
     tx.exec_params0(
-      "INSERT INTO cafmq.tasks (id, seq, name, channel_name, channel_args, "
+      "INSERT INTO cafmq.tasks_live (id, seq, name, channel_name, "
+      "channel_args, "
       "state, ordered, max_attempts, run_at, backoff, backoff_cap, "
       "payload_json) SELECT "
       // Time-ordered (version 7) ids, like spawn_builder's.
@@ -467,7 +469,8 @@ double drain_at_depth(int pending) {
       pending);
     tx.commit();
   }
-  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
+  pqxx::nontransaction{conn}.exec0(
+    "VACUUM ANALYZE cafmq.tasks_live, cafmq.tasks_history");
   auto tasks = std::make_shared<cafmq::registry>();
   tasks->add({"noop", [](cafmq::current_task&) { return caf::error{}; }, {}});
   cafmq::actors::runner_config cfg;
@@ -501,7 +504,8 @@ void bench_channels() {
                      .json(nlohmann::json{{"c", c}}));
   check(cafmq::spawn_many(conn, xs), "spawn_many");
   xs.clear();
-  pqxx::nontransaction{conn}.exec0("VACUUM ANALYZE cafmq.tasks");
+  pqxx::nontransaction{conn}.exec0(
+    "VACUUM ANALYZE cafmq.tasks_live, cafmq.tasks_history");
   std::vector<std::atomic<std::int64_t>> finished(channels);
   auto t0 = clock_type::now();
   auto tasks = std::make_shared<cafmq::registry>();

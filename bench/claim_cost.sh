@@ -51,7 +51,7 @@ prepare() {
                'ordered', false, 'max_attempts', 5, 'backoff_us', 1000000,
                'backoff_cap_us', 3600000000, 'json', '{\"i\": ' || i || '}'))
         FROM generate_series(1, $tasks) i));" >/dev/null
-  psql "$u" -v ON_ERROR_STOP=1 -qc "VACUUM ANALYZE cafmq.tasks" >/dev/null
+  psql "$u" -v ON_ERROR_STOP=1 -qc "VACUUM ANALYZE cafmq.tasks_live" >/dev/null
   echo "$u"
 }
 

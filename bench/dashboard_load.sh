@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Measures (asserts nothing) the dashboard's page load with N finished tasks
-# (default 1,000,000) in cafmq.tasks: the HTTP time of the page and of each
+# (default 1,000,000) in the history (cafmq.tasks_history): the HTTP time of the page and of each
 # API call it makes (median of 5 with curl), and in headless Chromium the
 # page's own timings until the first rows show; then EXPLAIN ANALYZE of
 # the listing and stats queries. In a fresh database of CAFMQ_DATABASE_URL.
@@ -31,11 +31,11 @@ psql "$url" -v ON_ERROR_STOP=1 -q -v n="$n" -v step="'100 ms'" \
 sql "SELECT count(*) FROM (SELECT cafmq.spawn('send_email', jsonb_build_object('to', 'user' || i || '@example.com'),
                                               run_at => now() + interval '1 hour')
                            FROM generate_series(1, 20) i) x" >/dev/null
-sql "VACUUM ANALYZE cafmq.tasks"
+sql "VACUUM ANALYZE cafmq.tasks_live, cafmq.tasks_history"
 printf 'inserted %s finished tasks in %.1f s; table %s, indexes %s\n' "$n" \
   "$(awk "BEGIN { print $(date +%s.%N) - $start }")" \
-  "$(sql "SELECT pg_size_pretty(pg_table_size('cafmq.tasks'))")" \
-  "$(sql "SELECT pg_size_pretty(pg_indexes_size('cafmq.tasks'))")"
+  "$(sql "SELECT pg_size_pretty(sum(pg_table_size(relid))) FROM pg_partition_tree('cafmq.tasks_history')")" \
+  "$(sql "SELECT pg_size_pretty(sum(pg_indexes_size(relid))) FROM pg_partition_tree('cafmq.tasks_history')")"
 
 token=bench
 ok=1

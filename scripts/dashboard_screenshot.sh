@@ -29,13 +29,17 @@ done
 running=$(spawn "'charge_card', '{\"order\":1041,\"amount_cents\":4999}'::jsonb, channel_name => 'billing'")
 failed=$(spawn "'charge_card', '{\"order\":1042,\"amount_cents\":12900,\"card\":\"tok_visa\"}'::jsonb, channel_name => 'billing'")
 done_id=$(spawn "'send_email', '{\"to\":\"ops@example.com\"}'::jsonb, channel_name => 'mail'")
-sql "UPDATE cafmq.tasks SET state = 'running', attempt = 1, started_at = now() - interval '4 s',
+sql "UPDATE cafmq.tasks_live SET state = 'running', attempt = 1, started_at = now() - interval '4 s',
        run_at = now() + interval '26 s', node = 'worker-1:4711' WHERE id = '$running'"
-sql "UPDATE cafmq.tasks SET state = 'failed', attempt = 5, started_at = now() - interval '2 s',
+finish() {
+  psql "$url" -v ON_ERROR_STOP=1 -qtA -v id="$1" -v state="$2" -v set="$3" \
+    -f "$root/tests/scripts/finish_by_hand.sql" >/dev/null
+}
+finish "$failed" failed "attempt = 5, started_at = now() - interval '2 s',
        finished_at = now() - interval '1 s', node = 'worker-1:4711',
-       last_error = 'payment gateway: card declined (insufficient_funds)' WHERE id = '$failed'"
-sql "UPDATE cafmq.tasks SET state = 'completed', attempt = 1, started_at = now() - interval '3 s',
-       finished_at = now() - interval '3 s', node = 'worker-2:4712' WHERE id = '$done_id'"
+       last_error = 'payment gateway: card declined (insufficient_funds)'"
+finish "$done_id" completed "attempt = 1, started_at = now() - interval '3 s',
+       finished_at = now() - interval '3 s', node = 'worker-2:4712'"
 
 log=$(mktemp)
 ok=1

@@ -52,6 +52,46 @@ CREATE TYPE cafmq.task_state AS ENUM (
     'cancelled'
 );
 
+CREATE FUNCTION cafmq.add_history_partitions(p_days_ahead integer) RETURNS integer
+    LANGUAGE plpgsql
+    AS $_$
+DECLARE
+  v_today date := (now() AT TIME ZONE 'UTC')::date;
+  v_day date;
+  v_name text;
+  v_created integer := 0;
+  v_lock_timeout text := current_setting('lock_timeout');
+BEGIN
+  PERFORM set_config('lock_timeout', '1s', true);
+  FOR v_day IN SELECT v_today + d FROM generate_series(0, p_days_ahead) d
+  LOOP
+    v_name := 'tasks_history_' || to_char(v_day, 'YYYYMMDD');
+    CONTINUE WHEN to_regclass('cafmq.' || v_name) IS NOT NULL;
+    BEGIN
+      -- No row of that day may reach the default partition meanwhile.
+      LOCK TABLE cafmq.tasks_history_default IN SHARE ROW EXCLUSIVE MODE;
+      EXECUTE format('CREATE TABLE cafmq.%I (LIKE cafmq.tasks_history '
+                     'INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', v_name);
+      EXECUTE format(
+        'WITH waiting AS (DELETE FROM cafmq.tasks_history_default d '
+        'WHERE d.finished_at >= $1 AND d.finished_at < $2 RETURNING d.*) '
+        'INSERT INTO cafmq.%I SELECT * FROM waiting', v_name)
+        USING v_day::timestamp AT TIME ZONE 'UTC',
+              (v_day + 1)::timestamp AT TIME ZONE 'UTC';
+      EXECUTE format('ALTER TABLE cafmq.tasks_history ATTACH PARTITION '
+                     'cafmq.%I FOR VALUES FROM (%L) TO (%L)', v_name,
+                     v_day::timestamp AT TIME ZONE 'UTC',
+                     (v_day + 1)::timestamp AT TIME ZONE 'UTC');
+      v_created := v_created + 1;
+    EXCEPTION WHEN lock_not_available THEN
+      EXIT;
+    END;
+  END LOOP;
+  PERFORM set_config('lock_timeout', v_lock_timeout, true);
+  RETURN v_created;
+END
+$_$;
+
 CREATE FUNCTION cafmq.cancel(p_id uuid) RETURNS text
     LANGUAGE plpgsql
     AS $$
@@ -59,25 +99,28 @@ DECLARE
   v_task record;
 BEGIN
   SELECT t.state, t.ordered, t.channel_name, t.commit_deadline INTO v_task
-    FROM cafmq.tasks t WHERE t.id = p_id FOR UPDATE;
+    FROM cafmq.tasks_live t WHERE t.id = p_id FOR UPDATE;
   IF NOT FOUND THEN
-    RETURN 'unknown';
-  END IF;
-  IF v_task.state IN ('completed', 'failed', 'cancelled') THEN
+    -- Finished (perhaps while this waited for its lock), or unknown.
+    SELECT t.state INTO v_task FROM cafmq.tasks_history t WHERE t.id = p_id;
+    IF NOT FOUND THEN
+      RETURN 'unknown';
+    END IF;
     RETURN 'already ' || v_task.state::text;
   END IF;
   IF v_task.state = 'uncommitted' AND v_task.commit_deadline <= now() THEN
     RETURN 'expired';
   END IF;
   IF v_task.state = 'running' THEN
-    UPDATE cafmq.tasks SET cancel_requested = true WHERE id = p_id;
+    UPDATE cafmq.tasks_live SET cancel_requested = true WHERE id = p_id;
     PERFORM pg_notify('cafmq_cancel', p_id::text);
     RETURN 'requested';
   END IF;
-  UPDATE cafmq.tasks
-     SET state = 'cancelled', cancel_requested = true, commit_deadline = NULL,
-         finished_at = now()
-   WHERE id = p_id;
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t WHERE t.id = p_id RETURNING t)
+  INSERT INTO cafmq.tasks_history
+  SELECT h.* FROM ended e, cafmq.finished_row(e.t, 'cancelled', NULL, NULL,
+                                              (e.t).lost_attempts) h;
   IF v_task.ordered THEN
     PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
   END IF;
@@ -96,7 +139,7 @@ CREATE FUNCTION cafmq.checkpoint(p_id uuid, p_attempt integer, p_json text, p_by
     LANGUAGE plpgsql
     AS $$
 BEGIN
-  UPDATE cafmq.tasks t
+  UPDATE cafmq.tasks_live t
      SET max_attempts = t.max_attempts + greatest(coalesce(p_extra_attempts, 0), 0),
          run_at = CASE WHEN p_lease IS NULL THEN t.run_at
                        ELSE greatest(t.run_at, now() + p_lease) END,
@@ -181,7 +224,7 @@ BEGIN
   -- (tasks_prioritized_queue), before the queue order fills the batch.
   IF p_prio AND cardinality(v_ids) < p_limit THEN
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
          AND t.run_at <= now() AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -194,7 +237,7 @@ BEGIN
   -- Unordered tasks whose lease expired: a lost attempt.
   IF cardinality(v_ids) < p_limit THEN
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.state = 'running' AND NOT t.ordered AND t.run_at <= now()
          AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -205,7 +248,7 @@ BEGIN
   -- The queue order.
   IF cardinality(v_ids) < p_limit AND p_paused IS NULL THEN
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
          AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -219,12 +262,12 @@ BEGIN
     -- task of a paused backlog, in every claim. The lock re-checks the
     -- state: another claim may have taken a task since it was read.
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.id = ANY (ARRAY(
                SELECT c.id FROM unnest(p_seen_names, p_seen_args) AS s (n, a)
                CROSS JOIN LATERAL (
                  -- A range of tasks_unordered_ready, as in the walk.
-                 SELECT x.id, x.run_at, x.seq FROM cafmq.tasks x
+                 SELECT x.id, x.run_at, x.seq FROM cafmq.tasks_live x
                   WHERE x.state = 'pending' AND NOT x.ordered
                     AND (x.channel_name, x.channel_args, x.run_at)
                         >= (s.n, s.a, '-infinity')
@@ -269,7 +312,7 @@ BEGIN
     v_now := clock_timestamp();
     IF v_limit.max_running IS NOT NULL THEN
       v_slots := least(v_slots, v_limit.max_running - (
-        SELECT count(*) FROM cafmq.tasks t
+        SELECT count(*) FROM cafmq.tasks_live t
          WHERE t.state = 'running' AND t.run_at > now()
            AND t.channel_name = v_limit.channel_name)::integer);
     END IF;
@@ -313,7 +356,7 @@ BEGIN
        WHERE l.channel_name = v_limit.channel_name;
     END IF;
     IF v_taken >= v_slots AND EXISTS (
-         SELECT 1 FROM cafmq.tasks t
+         SELECT 1 FROM cafmq.tasks_live t
           WHERE t.state = 'pending' AND t.run_at <= now()
             AND t.channel_name = v_limit.channel_name
             AND t.name = ANY (p_names)) THEN
@@ -341,16 +384,16 @@ BEGIN
   -- ORDER BY ... LIMIT 1: a generic plan may compute min() by reading every
   -- running lease.
   RETURN least(
-    (SELECT t.run_at FROM cafmq.tasks t
+    (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()
       ORDER BY t.run_at LIMIT 1),
-    (SELECT t.run_at FROM cafmq.tasks t
+    (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()
       ORDER BY t.run_at LIMIT 1),
-    (SELECT t.run_at FROM cafmq.tasks t
+    (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'running' AND t.run_at > now()
       ORDER BY t.run_at LIMIT 1),
-    (SELECT t.commit_deadline FROM cafmq.tasks t
+    (SELECT t.commit_deadline FROM cafmq.tasks_live t
       WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
       ORDER BY t.commit_deadline LIMIT 1));
 END
@@ -369,7 +412,7 @@ DECLARE
   -- Whether any ready-or-scheduled unordered task has a priority: one probe
   -- of an index that is empty while priorities are unused.
   v_prio boolean := EXISTS (
-    SELECT 1 FROM cafmq.tasks t
+    SELECT 1 FROM cafmq.tasks_live t
      WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0);
 BEGIN
   IF p_channels = '{}' THEN
@@ -406,12 +449,11 @@ DECLARE
 BEGIN
   RETURN QUERY
   WITH claimed AS (
-    UPDATE cafmq.tasks t
+    UPDATE cafmq.tasks_live t
        SET (state, attempt, run_at, started_at, node, finished_at, last_error,
             lost_attempts) = (
-         SELECT CASE WHEN e.ending IS NULL THEN 'running'
-                     WHEN e.ending = 'cancelled' THEN 'cancelled'
-                     ELSE 'failed' END::cafmq.task_state,
+         SELECT CASE WHEN e.ending IS NULL THEN 'running'::cafmq.task_state
+                     ELSE t.state END,
                 CASE WHEN e.ending IS NULL THEN t.attempt + 1
                      ELSE t.attempt END,
                 CASE WHEN e.ending IS NULL THEN now() + p_lease
@@ -448,29 +490,40 @@ BEGIN
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
               t.channel_args::text AS channel_args, t.attempt,
               t.max_attempts, t.ordered, t.timeout, t.deadline,
-              t.payload_json, t.payload_bytes, t.state)
+              t.payload_json, t.payload_bytes, t.finished_at)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
          c.max_attempts, c.ordered, c.timeout, c.deadline,
          c.payload_json::text, c.payload_bytes, NULL::text, NULL::text,
          NULL::interval, NULL::text, NULL::text
     FROM claimed c
-   WHERE c.state = 'running';
+   WHERE c.finished_at IS NULL;
   GET DIAGNOSTICS v_running = ROW_COUNT;
   IF v_running < cardinality(p_ids) THEN
-    -- Some ended instead (rare): their ordered successors are heads now.
-    -- Every locked task was updated, so those of p_ids that do not run are
-    -- the ones this claim ended.
-    PERFORM cafmq.notify_ready(ARRAY(
-      SELECT t.channel_name FROM cafmq.tasks t
-       WHERE t.id = ANY (p_ids) AND t.ordered
-         AND t.state IN ('failed', 'cancelled')));
+    -- Some ended instead (rare): the update gave them their error and a
+    -- finish time, and they move to the history now, cancelled if a cancel
+    -- was asked and failed otherwise. Their ordered successors are heads
+    -- now.
     RETURN QUERY
+    WITH ended AS (
+      DELETE FROM cafmq.tasks_live t
+       WHERE t.id = ANY (p_ids) AND t.finished_at IS NOT NULL
+      RETURNING t),
+    moved AS (
+      INSERT INTO cafmq.tasks_history
+      SELECT h.* FROM ended e,
+             cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
+                                          THEN 'cancelled'
+                                          ELSE 'failed' END::cafmq.task_state,
+                                NULL, NULL, (e.t).lost_attempts) h
+      RETURNING *)
     SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
            t.attempt, t.max_attempts, t.ordered, NULL::interval,
            NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
            NULL::interval, t.state::text, t.last_error
-      FROM cafmq.tasks t
-     WHERE t.id = ANY (p_ids) AND t.state IN ('failed', 'cancelled');
+      FROM moved t;
+    PERFORM cafmq.notify_ready(ARRAY(
+      SELECT t.channel_name FROM cafmq.tasks_history t
+       WHERE t.id = ANY (p_ids) AND t.ordered));
   END IF;
 END
 $$;
@@ -506,7 +559,7 @@ BEGIN
       FROM (
       (SELECT t.channel_name AS n, t.channel_args AS a, t.id AS first_id,
               t.run_at AS first_run_at, t.name AS first_name
-         FROM cafmq.tasks t
+         FROM cafmq.tasks_live t
         WHERE t.state = 'pending' AND NOT t.ordered
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -514,7 +567,7 @@ BEGIN
       UNION ALL
       (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
               NULL::text
-         FROM cafmq.tasks t
+         FROM cafmq.tasks_live t
         WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -550,14 +603,14 @@ BEGIN
     -- lock, the reservation may still become live, so the channel waits.
     LOOP
       SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
-        FROM cafmq.tasks t
+        FROM cafmq.tasks_live t
        WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
          AND t.channel_name = v_next.n AND t.channel_args = v_next.a
        ORDER BY t.seq LIMIT 1;
       EXIT WHEN NOT FOUND OR v_head.state <> 'uncommitted'
              OR v_head.commit_deadline > now();
-      DELETE FROM cafmq.tasks t
-       WHERE t.id = (SELECT x.id FROM cafmq.tasks x
+      DELETE FROM cafmq.tasks_live t
+       WHERE t.id = (SELECT x.id FROM cafmq.tasks_live x
                       WHERE x.id = v_head.id AND x.state = 'uncommitted'
                         AND x.commit_deadline <= now()
                       FOR UPDATE SKIP LOCKED);
@@ -570,14 +623,14 @@ BEGIN
        AND v_head.name = ANY (p_names) THEN
       -- Lock the head itself: skipping a locked head must not reach its
       -- successor.
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
        FOR UPDATE SKIP LOCKED;
     END IF;
     -- Unordered, prioritized: the channel's highest-priority ready task, a
     -- range of tasks_prioritized_ready.
     IF v_id IS NULL AND p_prio THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
          AND (t.channel_name, t.channel_args) >= (v_next.n, v_next.a)
          AND (t.channel_name, t.channel_args) <= (v_next.n, v_next.a)
@@ -592,7 +645,7 @@ BEGIN
     IF v_id IS NULL AND v_next.first_id IS NOT NULL
        AND v_next.first_run_at <= now()
        AND v_next.first_name = ANY (p_names) THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.id = v_next.first_id AND t.state = 'pending'
          AND NOT t.ordered AND t.run_at <= now()
        FOR UPDATE SKIP LOCKED;
@@ -603,7 +656,7 @@ BEGIN
       -- the channel instead, a generic plan made while one channel held
       -- most ready tasks walks tasks_unordered_queue, reading the whole
       -- backlog for each channel whose tasks are behind it or locked.
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered
          AND (t.channel_name, t.channel_args, t.run_at)
              >= (v_next.n, v_next.a, '-infinity')
@@ -624,16 +677,22 @@ $$;
 CREATE FUNCTION cafmq.clear(p_channel_names text[]) RETURNS bigint
     LANGUAGE sql
     AS $$
-  WITH gone AS (
-    DELETE FROM cafmq.tasks t WHERE t.channel_name = ANY (p_channel_names)
+  WITH live AS (
+    DELETE FROM cafmq.tasks_live t WHERE t.channel_name = ANY (p_channel_names)
+    RETURNING 1),
+  finished AS (
+    DELETE FROM cafmq.tasks_history t
+     WHERE t.channel_name = ANY (p_channel_names)
     RETURNING 1)
-  SELECT count(*) FROM gone
+  SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM finished)
 $$;
 
 CREATE FUNCTION cafmq.clear_all() RETURNS bigint
     LANGUAGE sql
     AS $$
-  WITH gone AS (DELETE FROM cafmq.tasks RETURNING 1) SELECT count(*) FROM gone
+  WITH live AS (DELETE FROM cafmq.tasks_live RETURNING 1),
+  finished AS (DELETE FROM cafmq.tasks_history RETURNING 1)
+  SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM finished)
 $$;
 
 CREATE FUNCTION cafmq.clear_channel_limit(p_channel text) RETURNS boolean
@@ -656,7 +715,7 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH c AS (
-    UPDATE cafmq.tasks t SET state = 'pending', commit_deadline = NULL
+    UPDATE cafmq.tasks_live t SET state = 'pending', commit_deadline = NULL
      WHERE t.id = ANY (p_ids) AND t.state = 'uncommitted'
        AND t.commit_deadline > now()
     RETURNING t.id, t.channel_name)
@@ -675,12 +734,16 @@ DECLARE
   v_done uuid[];
   v_wake text[];
 BEGIN
-  WITH done AS (
-    UPDATE cafmq.tasks t
-       SET state = 'completed', finished_at = now(), lost_attempts = 0
-      FROM unnest(p_ids, p_attempts) AS f (id, attempt)
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t
+     USING unnest(p_ids, p_attempts) AS f (id, attempt)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t.id, t.channel_name, t.ordered)
+    RETURNING t),
+  done AS (
+    INSERT INTO cafmq.tasks_history
+    SELECT h.* FROM ended e,
+           cafmq.finished_row(e.t, 'completed', NULL, NULL, 0) h
+    RETURNING id, channel_name, ordered)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
     INTO v_done, v_wake FROM done;
@@ -698,13 +761,16 @@ DECLARE
   v_done uuid[];
   v_wake text[];
 BEGIN
-  WITH done AS (
-    UPDATE cafmq.tasks t
-       SET state = 'completed', finished_at = now(), lost_attempts = 0,
-           result = f.result
-      FROM unnest(p_ids, p_attempts, p_results) AS f (id, attempt, result)
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t
+     USING unnest(p_ids, p_attempts, p_results) AS f (id, attempt, result)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t.id, t.channel_name, t.ordered)
+    RETURNING t, f.result),
+  done AS (
+    INSERT INTO cafmq.tasks_history
+    SELECT h.* FROM ended e,
+           cafmq.finished_row(e.t, 'completed', NULL, e.result, 0) h
+    RETURNING id, channel_name, ordered)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
     INTO v_done, v_wake FROM done;
@@ -718,8 +784,8 @@ CREATE FUNCTION cafmq.expire_reservations(p_limit integer) RETURNS bigint
     LANGUAGE sql
     AS $$
   WITH gone AS (
-    DELETE FROM cafmq.tasks t
-     WHERE t.id IN (SELECT x.id FROM cafmq.tasks x
+    DELETE FROM cafmq.tasks_live t
+     WHERE t.id IN (SELECT x.id FROM cafmq.tasks_live x
                      WHERE x.state = 'uncommitted' AND x.commit_deadline <= now()
                      ORDER BY x.commit_deadline LIMIT p_limit
                      FOR UPDATE SKIP LOCKED)
@@ -738,7 +804,7 @@ DECLARE
   v_wake text[];
 BEGIN
   RETURN QUERY
-  UPDATE cafmq.tasks t
+  UPDATE cafmq.tasks_live t
      SET state = 'pending',
          run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap,
                                             t.attempt, t.backoff_jitter,
@@ -753,14 +819,19 @@ BEGIN
             t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter, f.draw)
           < t.deadline)
   RETURNING t.id, t.state, t.run_at;
-  WITH fin AS (
-    UPDATE cafmq.tasks t
-       SET state = CASE WHEN t.cancel_requested THEN 'cancelled'
-                        ELSE 'failed' END::cafmq.task_state,
-           last_error = f.error, finished_at = now(), lost_attempts = 0
-      FROM unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t
+     USING unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t.id, t.state, t.run_at, t.channel_name, t.ordered)
+    RETURNING t, f.error),
+  fin AS (
+    INSERT INTO cafmq.tasks_history AS x
+    SELECT h.* FROM ended e,
+           cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
+                                        THEN 'cancelled'
+                                        ELSE 'failed' END::cafmq.task_state,
+                              e.error, NULL, 0) h
+    RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
          array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
     INTO v_ids, v_states, v_times, v_wake FROM fin;
@@ -768,6 +839,114 @@ BEGIN
   PERFORM cafmq.publish_status(p_ids);
   RETURN QUERY SELECT * FROM unnest(v_ids, v_states, v_times);
 END
+$$;
+
+CREATE SEQUENCE cafmq.task_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+CREATE TABLE cafmq.tasks_history (
+    id uuid NOT NULL,
+    seq bigint NOT NULL,
+    name text NOT NULL,
+    channel_name text NOT NULL COLLATE pg_catalog."C",
+    channel_args text NOT NULL COLLATE pg_catalog."C",
+    state cafmq.task_state NOT NULL,
+    ordered boolean NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    run_at timestamp with time zone NOT NULL,
+    backoff interval NOT NULL,
+    backoff_cap interval NOT NULL,
+    commit_deadline timestamp with time zone,
+    timeout interval,
+    deadline timestamp with time zone,
+    unique_key text,
+    cancel_requested boolean DEFAULT false NOT NULL,
+    node text,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    lost_attempts integer DEFAULT 0 NOT NULL,
+    backoff_jitter text,
+    attempt_base integer DEFAULT 0 NOT NULL,
+    priority smallint DEFAULT 0 NOT NULL,
+    result jsonb,
+    payload_json jsonb,
+    payload_bytes bytea,
+    CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
+    CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
+    CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
+    CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
+    CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
+    CONSTRAINT tasks_history_finished CHECK (((state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state])) AND (finished_at IS NOT NULL))),
+    CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
+    CONSTRAINT tasks_priority CHECK (((priority >= 0) AND ((priority = 0) OR (NOT ordered)))),
+    CONSTRAINT tasks_timeout CHECK ((timeout > '00:00:00'::interval)),
+    CONSTRAINT tasks_two_phase CHECK (((state = 'uncommitted'::cafmq.task_state) = (commit_deadline IS NOT NULL))),
+    CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
+)
+PARTITION BY RANGE (finished_at);
+
+CREATE TABLE cafmq.tasks_live (
+    id uuid NOT NULL,
+    seq bigint DEFAULT nextval('cafmq.task_seq'::regclass) NOT NULL,
+    name text NOT NULL,
+    channel_name text NOT NULL COLLATE pg_catalog."C",
+    channel_args text NOT NULL COLLATE pg_catalog."C",
+    state cafmq.task_state NOT NULL,
+    ordered boolean NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    run_at timestamp with time zone NOT NULL,
+    backoff interval NOT NULL,
+    backoff_cap interval NOT NULL,
+    commit_deadline timestamp with time zone,
+    timeout interval,
+    deadline timestamp with time zone,
+    unique_key text,
+    cancel_requested boolean DEFAULT false NOT NULL,
+    node text,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    lost_attempts integer DEFAULT 0 NOT NULL,
+    backoff_jitter text,
+    attempt_base integer DEFAULT 0 NOT NULL,
+    priority smallint DEFAULT 0 NOT NULL,
+    result jsonb,
+    payload_json jsonb,
+    payload_bytes bytea,
+    CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
+    CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
+    CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
+    CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
+    CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
+    CONSTRAINT tasks_live_unfinished CHECK ((state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state]))),
+    CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
+    CONSTRAINT tasks_priority CHECK (((priority >= 0) AND ((priority = 0) OR (NOT ordered)))),
+    CONSTRAINT tasks_timeout CHECK ((timeout > '00:00:00'::interval)),
+    CONSTRAINT tasks_two_phase CHECK (((state = 'uncommitted'::cafmq.task_state) = (commit_deadline IS NOT NULL))),
+    CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
+)
+WITH (fillfactor='80', autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_cost_delay='0', autovacuum_analyze_scale_factor='0.02');
+
+CREATE FUNCTION cafmq.finished_row(t cafmq.tasks_live, p_state cafmq.task_state, p_last_error text, p_result jsonb, p_lost_attempts integer) RETURNS SETOF cafmq.tasks_history
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT t.id, t.seq, t.name, t.channel_name, t.channel_args, p_state,
+         t.ordered, t.attempt, t.max_attempts, t.run_at, t.backoff,
+         t.backoff_cap, NULL::timestamptz, t.timeout, t.deadline,
+         t.unique_key, t.cancel_requested OR p_state = 'cancelled', t.node,
+         coalesce(p_last_error, t.last_error), t.created_at, t.started_at,
+         now(), p_lost_attempts, t.backoff_jitter, t.attempt_base,
+         t.priority, coalesce(p_result, t.result), t.payload_json,
+         t.payload_bytes
 $$;
 
 CREATE FUNCTION cafmq.fire_schedule(p_name text, p_ticks timestamp without time zone[], p_next timestamp without time zone, p_missed bigint) RETURNS integer
@@ -814,7 +993,7 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH h AS (
-    UPDATE cafmq.tasks t SET run_at = now()
+    UPDATE cafmq.tasks_live t SET run_at = now()
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
     RETURNING t.channel_name)
@@ -847,7 +1026,7 @@ BEGIN
   SELECT s.started INTO v_started FROM cafmq.sessions s WHERE s.node = p_node;
   v_started := coalesce(v_started, '{}');
   WITH h AS (
-    UPDATE cafmq.tasks t
+    UPDATE cafmq.tasks_live t
        SET run_at = now(),
            max_attempts = t.max_attempts
                           + CASE WHEN t.id = ANY (v_started)
@@ -867,7 +1046,7 @@ CREATE FUNCTION cafmq.keep_alive(p_ids uuid[], p_attempts integer[], p_lease int
     LANGUAGE sql
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
-  UPDATE cafmq.tasks t SET run_at = greatest(t.run_at, now() + p_lease)
+  UPDATE cafmq.tasks_live t SET run_at = greatest(t.run_at, now() + p_lease)
     FROM unnest(p_ids, p_attempts) AS f (id, attempt)
    WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
   RETURNING t.id, t.cancel_requested
@@ -903,17 +1082,45 @@ CREATE FUNCTION cafmq.prune(p_retention interval, p_limit integer) RETURNS bigin
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  v_count bigint;
+  v_cutoff timestamptz := now() - p_retention;
+  v_count bigint := 0;
+  v_rows bigint;
+  v_part record;
+  v_lock_timeout text := current_setting('lock_timeout');
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtextextended('cafmq.prune', 7305)) THEN
     RETURN -1;
   END IF;
-  DELETE FROM cafmq.tasks t
-   WHERE t.id IN (SELECT x.id FROM cafmq.tasks x
-                   WHERE x.state IN ('completed', 'failed', 'cancelled')
-                     AND x.finished_at < now() - p_retention
-                   ORDER BY x.finished_at LIMIT p_limit);
-  GET DIAGNOSTICS v_count = ROW_COUNT;
+  -- A drop waits for every transaction that uses the history: at most a
+  -- second, with the finishing statements queued behind it.
+  PERFORM set_config('lock_timeout', '1s', true);
+  FOR v_part IN
+    SELECT c.oid::regclass AS part,
+           (regexp_match(pg_get_expr(c.relpartbound, c.oid),
+                         'TO \(''([^'']+)''\)'))[1]::timestamptz AS upper
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'cafmq.tasks_history'::regclass
+       AND pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'
+     ORDER BY 2
+  LOOP
+    EXIT WHEN v_part.upper > v_cutoff;
+    BEGIN
+      EXECUTE format('SELECT count(*) FROM %s', v_part.part) INTO v_rows;
+      EXECUTE format('DROP TABLE %s', v_part.part);
+      v_count := v_count + v_rows;
+    EXCEPTION WHEN lock_not_available THEN
+      NULL;
+    END;
+  END LOOP;
+  PERFORM set_config('lock_timeout', v_lock_timeout, true);
+  DELETE FROM cafmq.tasks_history_default d
+   WHERE (d.id, d.finished_at) IN (
+     SELECT x.id, x.finished_at FROM cafmq.tasks_history_default x
+      WHERE x.finished_at < v_cutoff
+      ORDER BY x.finished_at LIMIT p_limit);
+  GET DIAGNOSTICS v_rows = ROW_COUNT;
+  v_count := v_count + v_rows;
+  PERFORM cafmq.add_history_partitions(2);
   DELETE FROM cafmq.watches w
    WHERE w.backend_pid NOT IN (SELECT a.pid FROM pg_stat_activity a
                                 WHERE a.pid IS NOT NULL);
@@ -941,6 +1148,23 @@ CREATE FUNCTION cafmq.record_started(p_node text, p_ids uuid[]) RETURNS void
   UPDATE cafmq.sessions SET started = p_ids WHERE node = p_node
 $$;
 
+CREATE FUNCTION cafmq.refuse_finished_ids(p_ids uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_id uuid;
+BEGIN
+  SELECT h.id INTO v_id FROM cafmq.tasks_history h
+   WHERE h.id = ANY (p_ids) LIMIT 1;
+  IF FOUND THEN
+    RAISE unique_violation USING
+      MESSAGE = 'duplicate key value violates unique constraint "tasks_pkey"',
+      DETAIL = format('Key (id)=(%s) already exists.', v_id),
+      SCHEMA = 'cafmq', TABLE = 'tasks_history', CONSTRAINT = 'tasks_pkey';
+  END IF;
+END
+$$;
+
 CREATE FUNCTION cafmq.register_session(p_node text) RETURNS boolean
     LANGUAGE plpgsql
     AS $$
@@ -966,7 +1190,7 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH r AS (
-    UPDATE cafmq.tasks t
+    UPDATE cafmq.tasks_live t
        SET state = 'pending', attempt = t.attempt - 1, run_at = now(),
            node = NULL, lost_attempts = 0
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
@@ -991,7 +1215,7 @@ BEGIN
     PERFORM cafmq.notify_ready(ARRAY[p_value]);
   ELSE
     PERFORM cafmq.notify_ready(ARRAY(
-      SELECT DISTINCT t.channel_name FROM cafmq.tasks t
+      SELECT DISTINCT t.channel_name FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND t.name = p_value));
   END IF;
   RETURN true;
@@ -1002,12 +1226,12 @@ CREATE FUNCTION cafmq.retry(p_ids uuid[]) RETURNS TABLE(id uuid, outcome text)
     AS $$
 DECLARE
   v record;
+  v_task cafmq.tasks_live;
   v_channels text[] := '{}';
   v_retried uuid[] := '{}';
 BEGIN
-  FOR v IN SELECT t.id, t.state, t.deadline, t.channel_name, t.attempt,
-                  t.max_attempts, t.attempt_base
-             FROM cafmq.tasks t WHERE t.id = ANY (p_ids)
+  FOR v IN SELECT t.id, t.state, t.deadline, t.channel_name
+             FROM cafmq.tasks_history t WHERE t.id = ANY (p_ids)
             ORDER BY t.id FOR UPDATE LOOP
     id := v.id;
     IF v.state NOT IN ('failed', 'cancelled') THEN
@@ -1016,12 +1240,18 @@ BEGIN
       outcome := 'deadline passed';
     ELSE
       BEGIN
-        UPDATE cafmq.tasks t
-           SET state = 'pending', run_at = now(), finished_at = NULL,
-               cancel_requested = false, lost_attempts = 0, node = NULL,
-               max_attempts = v.attempt + v.max_attempts - v.attempt_base,
-               attempt_base = v.attempt
-         WHERE t.id = v.id;
+        DELETE FROM cafmq.tasks_history t WHERE t.id = v.id
+        RETURNING t.* INTO v_task;
+        v_task.state := 'pending';
+        v_task.run_at := now();
+        v_task.finished_at := NULL;
+        v_task.cancel_requested := false;
+        v_task.lost_attempts := 0;
+        v_task.node := NULL;
+        v_task.max_attempts := v_task.attempt + v_task.max_attempts
+                               - v_task.attempt_base;
+        v_task.attempt_base := v_task.attempt;
+        INSERT INTO cafmq.tasks_live VALUES (v_task.*);
         outcome := 'retried';
         v_channels := v_channels || v.channel_name;
         v_retried := v_retried || v.id;
@@ -1031,8 +1261,13 @@ BEGIN
     END IF;
     RETURN NEXT;
   END LOOP;
-  RETURN QUERY SELECT u, 'unknown'::text FROM unnest(p_ids) u
-                WHERE NOT EXISTS (SELECT 1 FROM cafmq.tasks t WHERE t.id = u);
+  -- Live (perhaps retried by another call meanwhile), or unknown.
+  RETURN QUERY
+  SELECT u, coalesce((SELECT t.state::text FROM cafmq.tasks_live t
+                       WHERE t.id = u), 'unknown')
+    FROM unnest(p_ids) u
+   WHERE NOT EXISTS (SELECT 1 FROM cafmq.tasks_history t WHERE t.id = u)
+     AND u <> ALL (v_retried);
   IF cardinality(v_retried) > 0 THEN
     PERFORM cafmq.notify_ready(ARRAY(SELECT DISTINCT unnest(v_channels)));
     PERFORM cafmq.publish_status(v_retried);
@@ -1113,7 +1348,7 @@ BEGIN
     -- No unique keys (the usual case): nothing can conflict, so plain
     -- inserts (no speculative insertion, no join of created rows) straight
     -- from the array, in its order.
-    INSERT INTO cafmq.tasks AS t
+    INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
        deadline, unique_key, priority, payload_json, payload_bytes)
@@ -1142,7 +1377,7 @@ BEGIN
   WITH s AS (
     SELECT * FROM unnest(v_specs) WITH ORDINALITY AS u
   ), ins AS (
-    INSERT INTO cafmq.tasks AS t
+    INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
        deadline, unique_key, priority, payload_json, payload_bytes)
@@ -1176,7 +1411,7 @@ BEGIN
     RETURN;
   END IF;
   RETURN QUERY
-  SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks t
+  SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks_live t
                           WHERE t.unique_key = s.unique_key
                             AND t.state IN ('uncommitted', 'pending', 'running'))),
          c.id IS NOT NULL
@@ -1257,6 +1492,9 @@ BEGIN
     'jitter', spawn.jitter,
     'priority', spawn.priority,
     'json', spawn.payload::text))) s;
+  IF spawn.id IS NOT NULL THEN
+    PERFORM cafmq.refuse_finished_ids(ARRAY[spawn.id]);
+  END IF;
   RETURN v_result;
 END $$;
 
@@ -1281,62 +1519,75 @@ BEGIN
   END LOOP;
   DELETE FROM cafmq.sessions s
    WHERE s.incarnation <> pg_postmaster_start_time()
-     AND NOT EXISTS (SELECT 1 FROM cafmq.tasks t
+     AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t
                       WHERE t.state = 'running' AND t.node = s.node)
      AND pg_try_advisory_xact_lock(cafmq.session_key(s.node));
   RETURN v_count;
 END
 $$;
 
-CREATE SEQUENCE cafmq.task_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
-
-CREATE TABLE cafmq.tasks (
-    id uuid NOT NULL,
-    seq bigint DEFAULT nextval('cafmq.task_seq'::regclass) NOT NULL,
-    name text NOT NULL,
-    channel_name text NOT NULL COLLATE pg_catalog."C",
-    channel_args text NOT NULL COLLATE pg_catalog."C",
-    state cafmq.task_state NOT NULL,
-    ordered boolean NOT NULL,
-    attempt integer DEFAULT 0 NOT NULL,
-    max_attempts integer NOT NULL,
-    run_at timestamp with time zone NOT NULL,
-    backoff interval NOT NULL,
-    backoff_cap interval NOT NULL,
-    commit_deadline timestamp with time zone,
-    timeout interval,
-    deadline timestamp with time zone,
-    unique_key text,
-    cancel_requested boolean DEFAULT false NOT NULL,
-    node text,
-    last_error text,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    started_at timestamp with time zone,
-    finished_at timestamp with time zone,
-    lost_attempts integer DEFAULT 0 NOT NULL,
-    backoff_jitter text,
-    attempt_base integer DEFAULT 0 NOT NULL,
-    priority smallint DEFAULT 0 NOT NULL,
-    result jsonb,
-    payload_json jsonb,
-    payload_bytes bytea,
-    CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
-    CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
-    CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
-    CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
-    CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
-    CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
-    CONSTRAINT tasks_priority CHECK (((priority >= 0) AND ((priority = 0) OR (NOT ordered)))),
-    CONSTRAINT tasks_timeout CHECK ((timeout > '00:00:00'::interval)),
-    CONSTRAINT tasks_two_phase CHECK (((state = 'uncommitted'::cafmq.task_state) = (commit_deadline IS NOT NULL))),
-    CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
-)
-WITH (fillfactor='80', autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_cost_delay='0', autovacuum_analyze_scale_factor='0.02');
+CREATE VIEW cafmq.tasks AS
+ SELECT tasks_live.id,
+    tasks_live.seq,
+    tasks_live.name,
+    tasks_live.channel_name,
+    tasks_live.channel_args,
+    tasks_live.state,
+    tasks_live.ordered,
+    tasks_live.attempt,
+    tasks_live.max_attempts,
+    tasks_live.run_at,
+    tasks_live.backoff,
+    tasks_live.backoff_cap,
+    tasks_live.commit_deadline,
+    tasks_live.timeout,
+    tasks_live.deadline,
+    tasks_live.unique_key,
+    tasks_live.cancel_requested,
+    tasks_live.node,
+    tasks_live.last_error,
+    tasks_live.created_at,
+    tasks_live.started_at,
+    tasks_live.finished_at,
+    tasks_live.lost_attempts,
+    tasks_live.backoff_jitter,
+    tasks_live.attempt_base,
+    tasks_live.priority,
+    tasks_live.result,
+    tasks_live.payload_json,
+    tasks_live.payload_bytes
+   FROM cafmq.tasks_live
+UNION ALL
+ SELECT tasks_history.id,
+    tasks_history.seq,
+    tasks_history.name,
+    tasks_history.channel_name,
+    tasks_history.channel_args,
+    tasks_history.state,
+    tasks_history.ordered,
+    tasks_history.attempt,
+    tasks_history.max_attempts,
+    tasks_history.run_at,
+    tasks_history.backoff,
+    tasks_history.backoff_cap,
+    tasks_history.commit_deadline,
+    tasks_history.timeout,
+    tasks_history.deadline,
+    tasks_history.unique_key,
+    tasks_history.cancel_requested,
+    tasks_history.node,
+    tasks_history.last_error,
+    tasks_history.created_at,
+    tasks_history.started_at,
+    tasks_history.finished_at,
+    tasks_history.lost_attempts,
+    tasks_history.backoff_jitter,
+    tasks_history.attempt_base,
+    tasks_history.priority,
+    tasks_history.result,
+    tasks_history.payload_json,
+    tasks_history.payload_bytes
+   FROM cafmq.tasks_history;
 
 CREATE FUNCTION cafmq.task_matches(t cafmq.tasks, p_states cafmq.task_state[], p_name text, p_channel text, p_older_us bigint, p_newer_us bigint) RETURNS boolean
     LANGUAGE sql STABLE
@@ -1395,25 +1646,25 @@ CREATE VIEW cafmq.queue_depth AS
    FROM ( SELECT t.channel_name,
             t.state,
             t.run_at
-           FROM cafmq.tasks t
+           FROM cafmq.tasks_live t
           WHERE ((t.state = 'pending'::cafmq.task_state) AND (NOT t.ordered))
         UNION ALL
          SELECT t.channel_name,
             t.state,
             t.run_at
-           FROM cafmq.tasks t
+           FROM cafmq.tasks_live t
           WHERE (t.ordered AND (t.state = 'pending'::cafmq.task_state))
         UNION ALL
          SELECT t.channel_name,
             t.state,
             t.run_at
-           FROM cafmq.tasks t
+           FROM cafmq.tasks_live t
           WHERE (t.state = 'running'::cafmq.task_state)
         UNION ALL
          SELECT t.channel_name,
             t.state,
             t.run_at
-           FROM cafmq.tasks t
+           FROM cafmq.tasks_live t
           WHERE (t.state = 'uncommitted'::cafmq.task_state)) l
   GROUP BY l.channel_name, l.state;
 
@@ -1422,8 +1673,8 @@ CREATE VIEW cafmq.queue_throughput AS
     t.state,
     count(*) AS last_minute,
     round(((count(*))::numeric / 60.0), 3) AS per_second
-   FROM cafmq.tasks t
-  WHERE ((t.state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state])) AND (t.finished_at > (now() - '00:01:00'::interval)))
+   FROM cafmq.tasks_history t
+  WHERE (t.finished_at > (now() - '00:01:00'::interval))
   GROUP BY t.channel_name, t.state;
 
 CREATE VIEW cafmq.queue_totals AS
@@ -1478,11 +1729,56 @@ CREATE TABLE cafmq.sessions (
     registered_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+CREATE TABLE cafmq.tasks_history_default (
+    id uuid NOT NULL,
+    seq bigint NOT NULL,
+    name text NOT NULL,
+    channel_name text NOT NULL COLLATE pg_catalog."C",
+    channel_args text NOT NULL COLLATE pg_catalog."C",
+    state cafmq.task_state NOT NULL,
+    ordered boolean NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    run_at timestamp with time zone NOT NULL,
+    backoff interval NOT NULL,
+    backoff_cap interval NOT NULL,
+    commit_deadline timestamp with time zone,
+    timeout interval,
+    deadline timestamp with time zone,
+    unique_key text,
+    cancel_requested boolean DEFAULT false NOT NULL,
+    node text,
+    last_error text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    lost_attempts integer DEFAULT 0 NOT NULL,
+    backoff_jitter text,
+    attempt_base integer DEFAULT 0 NOT NULL,
+    priority smallint DEFAULT 0 NOT NULL,
+    result jsonb,
+    payload_json jsonb,
+    payload_bytes bytea,
+    CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
+    CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
+    CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
+    CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
+    CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
+    CONSTRAINT tasks_history_finished CHECK (((state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state])) AND (finished_at IS NOT NULL))),
+    CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
+    CONSTRAINT tasks_priority CHECK (((priority >= 0) AND ((priority = 0) OR (NOT ordered)))),
+    CONSTRAINT tasks_timeout CHECK ((timeout > '00:00:00'::interval)),
+    CONSTRAINT tasks_two_phase CHECK (((state = 'uncommitted'::cafmq.task_state) = (commit_deadline IS NOT NULL))),
+    CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
+);
+
 CREATE TABLE cafmq.watches (
     task_id uuid NOT NULL,
     backend_pid integer DEFAULT pg_backend_pid() NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL
 );
+
+ALTER TABLE ONLY cafmq.tasks_history ATTACH PARTITION cafmq.tasks_history_default DEFAULT;
 
 ALTER TABLE ONLY cafmq.channel_limits
     ADD CONSTRAINT channel_limits_pkey PRIMARY KEY (channel_name);
@@ -1502,7 +1798,7 @@ ALTER TABLE ONLY cafmq.schema_version
 ALTER TABLE ONLY cafmq.sessions
     ADD CONSTRAINT sessions_pkey PRIMARY KEY (node);
 
-ALTER TABLE ONLY cafmq.tasks
+ALTER TABLE ONLY cafmq.tasks_live
     ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY cafmq.watches
@@ -1510,24 +1806,32 @@ ALTER TABLE ONLY cafmq.watches
 
 CREATE INDEX schedules_next ON cafmq.schedules USING btree (next_run_at);
 
-CREATE INDEX tasks_failed_or_cancelled ON cafmq.tasks USING btree (id) WHERE (state = ANY (ARRAY['failed'::cafmq.task_state, 'cancelled'::cafmq.task_state]));
+CREATE INDEX tasks_history_finished_at ON ONLY cafmq.tasks_history USING btree (finished_at);
 
-CREATE INDEX tasks_finished ON cafmq.tasks USING btree (finished_at) WHERE (state = ANY (ARRAY['completed'::cafmq.task_state, 'failed'::cafmq.task_state, 'cancelled'::cafmq.task_state]));
+CREATE INDEX tasks_history_default_finished_at_idx ON cafmq.tasks_history_default USING btree (finished_at);
 
-CREATE INDEX tasks_ordered_live ON cafmq.tasks USING btree (channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+CREATE INDEX tasks_history_id ON ONLY cafmq.tasks_history USING btree (id);
 
-CREATE INDEX tasks_ordered_pending ON cafmq.tasks USING btree (run_at) WHERE (ordered AND (state = 'pending'::cafmq.task_state));
+CREATE INDEX tasks_history_default_id_idx ON cafmq.tasks_history_default USING btree (id);
 
-CREATE INDEX tasks_prioritized_queue ON cafmq.tasks USING btree (priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
+CREATE INDEX tasks_ordered_live ON cafmq.tasks_live USING btree (channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
 
-CREATE INDEX tasks_prioritized_ready ON cafmq.tasks USING btree (channel_name, channel_args, priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
+CREATE INDEX tasks_ordered_pending ON cafmq.tasks_live USING btree (run_at) WHERE (ordered AND (state = 'pending'::cafmq.task_state));
 
-CREATE INDEX tasks_running ON cafmq.tasks USING btree (run_at) WHERE (state = 'running'::cafmq.task_state);
+CREATE INDEX tasks_prioritized_queue ON cafmq.tasks_live USING btree (priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
 
-CREATE INDEX tasks_uncommitted ON cafmq.tasks USING btree (commit_deadline) WHERE (state = 'uncommitted'::cafmq.task_state);
+CREATE INDEX tasks_prioritized_ready ON cafmq.tasks_live USING btree (channel_name, channel_args, priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
 
-CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+CREATE INDEX tasks_running ON cafmq.tasks_live USING btree (run_at) WHERE (state = 'running'::cafmq.task_state);
 
-CREATE INDEX tasks_unordered_queue ON cafmq.tasks USING btree (run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
+CREATE INDEX tasks_uncommitted ON cafmq.tasks_live USING btree (commit_deadline) WHERE (state = 'uncommitted'::cafmq.task_state);
 
-CREATE INDEX tasks_unordered_ready ON cafmq.tasks USING btree (channel_name, channel_args, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
+CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks_live USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+
+CREATE INDEX tasks_unordered_queue ON cafmq.tasks_live USING btree (run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
+
+CREATE INDEX tasks_unordered_ready ON cafmq.tasks_live USING btree (channel_name, channel_args, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
+
+ALTER INDEX cafmq.tasks_history_finished_at ATTACH PARTITION cafmq.tasks_history_default_finished_at_idx;
+
+ALTER INDEX cafmq.tasks_history_id ATTACH PARTITION cafmq.tasks_history_default_id_idx;

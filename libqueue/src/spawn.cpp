@@ -3,6 +3,7 @@
 #include "cafmq/detail/hex.hpp"
 #include "cafmq/detail/spawn_access.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <set>
@@ -338,6 +339,22 @@ const char* nullable(const std::optional<std::string>& x) {
 
 } // namespace
 
+bool detail::spawn_access::has_chosen_ids(
+  const std::vector<spawn_builder>& xs) {
+  return std::any_of(xs.begin(), xs.end(),
+                     [](const spawn_builder& x) { return x.id_.has_value(); });
+}
+
+void detail::spawn_access::refuse_finished_ids(
+  pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
+  std::vector<uuid> ids;
+  for (const auto& x : xs)
+    if (x.id_)
+      ids.push_back(*x.id_);
+  if (!ids.empty())
+    tx.exec_params(sql::spawn_refuse_finished, detail::uuid_array(ids));
+}
+
 bool detail::spawn_access::copyable(const std::vector<spawn_builder>& xs) {
   if (xs.size() < copy_threshold)
     return false;
@@ -374,7 +391,7 @@ detail::spawn_access::copy_many(pqxx::transaction_base& tx,
   result.reserve(xs.size());
   {
     pqxx::stream_to rows{
-      tx, "cafmq.tasks",
+      tx, "cafmq.tasks_live",
       std::vector<std::string>{"id", "name", "channel_name", "channel_args",
                                "state", "ordered", "max_attempts", "run_at",
                                "backoff", "backoff_cap", "backoff_jitter",
@@ -451,7 +468,9 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
     return std::vector<spawn_result>{};
   if (detail::spawn_access::copyable(xs))
     return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
-      return detail::spawn_access::copy_many(tx, xs);
+      auto result = detail::spawn_access::copy_many(tx, xs);
+      detail::spawn_access::refuse_finished_ids(tx, xs);
+      return result;
     });
   std::string specs = "[";
   for (const auto& x : xs) {
@@ -466,6 +485,7 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
     result.reserve(rows.size());
     for (const auto& row : rows)
       result.push_back({detail::to_uuid(row[0]), row[1].as<bool>()});
+    detail::spawn_access::refuse_finished_ids(tx, xs);
     return result;
   });
 }
@@ -473,7 +493,8 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
 caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs) {
   return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
-    if (detail::spawn_access::copyable(xs)) {
+    if (detail::spawn_access::copyable(xs)
+        || detail::spawn_access::has_chosen_ids(xs)) {
       // Several statements: one transaction holds them.
       pqxx::work tx{conn};
       auto result = spawn_many(tx, xs);

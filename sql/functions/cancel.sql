@@ -13,25 +13,28 @@ DECLARE
   v_task record;
 BEGIN
   SELECT t.state, t.ordered, t.channel_name, t.commit_deadline INTO v_task
-    FROM cafmq.tasks t WHERE t.id = p_id FOR UPDATE;
+    FROM cafmq.tasks_live t WHERE t.id = p_id FOR UPDATE;
   IF NOT FOUND THEN
-    RETURN 'unknown';
-  END IF;
-  IF v_task.state IN ('completed', 'failed', 'cancelled') THEN
+    -- Finished (perhaps while this waited for its lock), or unknown.
+    SELECT t.state INTO v_task FROM cafmq.tasks_history t WHERE t.id = p_id;
+    IF NOT FOUND THEN
+      RETURN 'unknown';
+    END IF;
     RETURN 'already ' || v_task.state::text;
   END IF;
   IF v_task.state = 'uncommitted' AND v_task.commit_deadline <= now() THEN
     RETURN 'expired';
   END IF;
   IF v_task.state = 'running' THEN
-    UPDATE cafmq.tasks SET cancel_requested = true WHERE id = p_id;
+    UPDATE cafmq.tasks_live SET cancel_requested = true WHERE id = p_id;
     PERFORM pg_notify('cafmq_cancel', p_id::text);
     RETURN 'requested';
   END IF;
-  UPDATE cafmq.tasks
-     SET state = 'cancelled', cancel_requested = true, commit_deadline = NULL,
-         finished_at = now()
-   WHERE id = p_id;
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t WHERE t.id = p_id RETURNING t)
+  INSERT INTO cafmq.tasks_history
+  SELECT h.* FROM ended e, cafmq.finished_row(e.t, 'cancelled', NULL, NULL,
+                                              (e.t).lost_attempts) h;
   IF v_task.ordered THEN
     PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
   END IF;

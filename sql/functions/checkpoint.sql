@@ -14,7 +14,7 @@ CREATE OR REPLACE FUNCTION cafmq.checkpoint(
  LANGUAGE plpgsql
 AS $$
 BEGIN
-  UPDATE cafmq.tasks t
+  UPDATE cafmq.tasks_live t
      SET max_attempts = t.max_attempts + greatest(coalesce(p_extra_attempts, 0), 0),
          run_at = CASE WHEN p_lease IS NULL THEN t.run_at
                        ELSE greatest(t.run_at, now() + p_lease) END,

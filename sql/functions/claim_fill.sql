@@ -19,7 +19,7 @@ BEGIN
   -- (tasks_prioritized_queue), before the queue order fills the batch.
   IF p_prio AND cardinality(v_ids) < p_limit THEN
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
          AND t.run_at <= now() AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -32,7 +32,7 @@ BEGIN
   -- Unordered tasks whose lease expired: a lost attempt.
   IF cardinality(v_ids) < p_limit THEN
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.state = 'running' AND NOT t.ordered AND t.run_at <= now()
          AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -43,7 +43,7 @@ BEGIN
   -- The queue order.
   IF cardinality(v_ids) < p_limit AND p_paused IS NULL THEN
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
          AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -57,12 +57,12 @@ BEGIN
     -- task of a paused backlog, in every claim. The lock re-checks the
     -- state: another claim may have taken a task since it was read.
     v_ids := v_ids || ARRAY(
-      SELECT t.id FROM cafmq.tasks t
+      SELECT t.id FROM cafmq.tasks_live t
        WHERE t.id = ANY (ARRAY(
                SELECT c.id FROM unnest(p_seen_names, p_seen_args) AS s (n, a)
                CROSS JOIN LATERAL (
                  -- A range of tasks_unordered_ready, as in the walk.
-                 SELECT x.id, x.run_at, x.seq FROM cafmq.tasks x
+                 SELECT x.id, x.run_at, x.seq FROM cafmq.tasks_live x
                   WHERE x.state = 'pending' AND NOT x.ordered
                     AND (x.channel_name, x.channel_args, x.run_at)
                         >= (s.n, s.a, '-infinity')

@@ -48,7 +48,7 @@ BEGIN
     v_now := clock_timestamp();
     IF v_limit.max_running IS NOT NULL THEN
       v_slots := least(v_slots, v_limit.max_running - (
-        SELECT count(*) FROM cafmq.tasks t
+        SELECT count(*) FROM cafmq.tasks_live t
          WHERE t.state = 'running' AND t.run_at > now()
            AND t.channel_name = v_limit.channel_name)::integer);
     END IF;
@@ -92,7 +92,7 @@ BEGIN
        WHERE l.channel_name = v_limit.channel_name;
     END IF;
     IF v_taken >= v_slots AND EXISTS (
-         SELECT 1 FROM cafmq.tasks t
+         SELECT 1 FROM cafmq.tasks_live t
           WHERE t.state = 'pending' AND t.run_at <= now()
             AND t.channel_name = v_limit.channel_name
             AND t.name = ANY (p_names)) THEN

@@ -17,16 +17,16 @@ BEGIN
   -- ORDER BY ... LIMIT 1: a generic plan may compute min() by reading every
   -- running lease.
   RETURN least(
-    (SELECT t.run_at FROM cafmq.tasks t
+    (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()
       ORDER BY t.run_at LIMIT 1),
-    (SELECT t.run_at FROM cafmq.tasks t
+    (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()
       ORDER BY t.run_at LIMIT 1),
-    (SELECT t.run_at FROM cafmq.tasks t
+    (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'running' AND t.run_at > now()
       ORDER BY t.run_at LIMIT 1),
-    (SELECT t.commit_deadline FROM cafmq.tasks t
+    (SELECT t.commit_deadline FROM cafmq.tasks_live t
       WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
       ORDER BY t.commit_deadline LIMIT 1));
 END

@@ -37,7 +37,7 @@ DECLARE
   -- Whether any ready-or-scheduled unordered task has a priority: one probe
   -- of an index that is empty while priorities are unused.
   v_prio boolean := EXISTS (
-    SELECT 1 FROM cafmq.tasks t
+    SELECT 1 FROM cafmq.tasks_live t
      WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0);
 BEGIN
   IF p_channels = '{}' THEN

@@ -4,8 +4,9 @@
 -- in one update through the primary key, each with a new attempt and a
 -- lease of p_lease, and are returned with their payload. A claimed
 -- 'running' task is one whose lease lapsed: a lost attempt. A task that
--- must not run (again) ends here instead, and is returned with `ended` (its
--- new state) and `error`, so the runner reports it:
+-- must not run (again) ends here instead, moves to the history, and is
+-- returned with `ended` (its new state) and `error`, so the runner reports
+-- it (the live table holds no finished state, not even for a statement):
 -- - cancelled: a cancel was requested (after its attempt was lost);
 -- - failed: its deadline passed before it ran, the lease of its last
 --   attempt lapsed, or it lost more than p_max_lost attempts in a row
@@ -20,12 +21,11 @@ DECLARE
 BEGIN
   RETURN QUERY
   WITH claimed AS (
-    UPDATE cafmq.tasks t
+    UPDATE cafmq.tasks_live t
        SET (state, attempt, run_at, started_at, node, finished_at, last_error,
             lost_attempts) = (
-         SELECT CASE WHEN e.ending IS NULL THEN 'running'
-                     WHEN e.ending = 'cancelled' THEN 'cancelled'
-                     ELSE 'failed' END::cafmq.task_state,
+         SELECT CASE WHEN e.ending IS NULL THEN 'running'::cafmq.task_state
+                     ELSE t.state END,
                 CASE WHEN e.ending IS NULL THEN t.attempt + 1
                      ELSE t.attempt END,
                 CASE WHEN e.ending IS NULL THEN now() + p_lease
@@ -62,29 +62,40 @@ BEGIN
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
               t.channel_args::text AS channel_args, t.attempt,
               t.max_attempts, t.ordered, t.timeout, t.deadline,
-              t.payload_json, t.payload_bytes, t.state)
+              t.payload_json, t.payload_bytes, t.finished_at)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
          c.max_attempts, c.ordered, c.timeout, c.deadline,
          c.payload_json::text, c.payload_bytes, NULL::text, NULL::text,
          NULL::interval, NULL::text, NULL::text
     FROM claimed c
-   WHERE c.state = 'running';
+   WHERE c.finished_at IS NULL;
   GET DIAGNOSTICS v_running = ROW_COUNT;
   IF v_running < cardinality(p_ids) THEN
-    -- Some ended instead (rare): their ordered successors are heads now.
-    -- Every locked task was updated, so those of p_ids that do not run are
-    -- the ones this claim ended.
-    PERFORM cafmq.notify_ready(ARRAY(
-      SELECT t.channel_name FROM cafmq.tasks t
-       WHERE t.id = ANY (p_ids) AND t.ordered
-         AND t.state IN ('failed', 'cancelled')));
+    -- Some ended instead (rare): the update gave them their error and a
+    -- finish time, and they move to the history now, cancelled if a cancel
+    -- was asked and failed otherwise. Their ordered successors are heads
+    -- now.
     RETURN QUERY
+    WITH ended AS (
+      DELETE FROM cafmq.tasks_live t
+       WHERE t.id = ANY (p_ids) AND t.finished_at IS NOT NULL
+      RETURNING t),
+    moved AS (
+      INSERT INTO cafmq.tasks_history
+      SELECT h.* FROM ended e,
+             cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
+                                          THEN 'cancelled'
+                                          ELSE 'failed' END::cafmq.task_state,
+                                NULL, NULL, (e.t).lost_attempts) h
+      RETURNING *)
     SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
            t.attempt, t.max_attempts, t.ordered, NULL::interval,
            NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
            NULL::interval, t.state::text, t.last_error
-      FROM cafmq.tasks t
-     WHERE t.id = ANY (p_ids) AND t.state IN ('failed', 'cancelled');
+      FROM moved t;
+    PERFORM cafmq.notify_ready(ARRAY(
+      SELECT t.channel_name FROM cafmq.tasks_history t
+       WHERE t.id = ANY (p_ids) AND t.ordered));
   END IF;
 END
 $$;

@@ -48,7 +48,7 @@ BEGIN
       FROM (
       (SELECT t.channel_name AS n, t.channel_args AS a, t.id AS first_id,
               t.run_at AS first_run_at, t.name AS first_name
-         FROM cafmq.tasks t
+         FROM cafmq.tasks_live t
         WHERE t.state = 'pending' AND NOT t.ordered
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -56,7 +56,7 @@ BEGIN
       UNION ALL
       (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
               NULL::text
-         FROM cafmq.tasks t
+         FROM cafmq.tasks_live t
         WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
@@ -92,14 +92,14 @@ BEGIN
     -- lock, the reservation may still become live, so the channel waits.
     LOOP
       SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
-        FROM cafmq.tasks t
+        FROM cafmq.tasks_live t
        WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
          AND t.channel_name = v_next.n AND t.channel_args = v_next.a
        ORDER BY t.seq LIMIT 1;
       EXIT WHEN NOT FOUND OR v_head.state <> 'uncommitted'
              OR v_head.commit_deadline > now();
-      DELETE FROM cafmq.tasks t
-       WHERE t.id = (SELECT x.id FROM cafmq.tasks x
+      DELETE FROM cafmq.tasks_live t
+       WHERE t.id = (SELECT x.id FROM cafmq.tasks_live x
                       WHERE x.id = v_head.id AND x.state = 'uncommitted'
                         AND x.commit_deadline <= now()
                       FOR UPDATE SKIP LOCKED);
@@ -112,14 +112,14 @@ BEGIN
        AND v_head.name = ANY (p_names) THEN
       -- Lock the head itself: skipping a locked head must not reach its
       -- successor.
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
        FOR UPDATE SKIP LOCKED;
     END IF;
     -- Unordered, prioritized: the channel's highest-priority ready task, a
     -- range of tasks_prioritized_ready.
     IF v_id IS NULL AND p_prio THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
          AND (t.channel_name, t.channel_args) >= (v_next.n, v_next.a)
          AND (t.channel_name, t.channel_args) <= (v_next.n, v_next.a)
@@ -134,7 +134,7 @@ BEGIN
     IF v_id IS NULL AND v_next.first_id IS NOT NULL
        AND v_next.first_run_at <= now()
        AND v_next.first_name = ANY (p_names) THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.id = v_next.first_id AND t.state = 'pending'
          AND NOT t.ordered AND t.run_at <= now()
        FOR UPDATE SKIP LOCKED;
@@ -145,7 +145,7 @@ BEGIN
       -- the channel instead, a generic plan made while one channel held
       -- most ready tasks walks tasks_unordered_queue, reading the whole
       -- backlog for each channel whose tasks are behind it or locked.
-      SELECT t.id INTO v_id FROM cafmq.tasks t
+      SELECT t.id INTO v_id FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND NOT t.ordered
          AND (t.channel_name, t.channel_args, t.run_at)
              >= (v_next.n, v_next.a, '-infinity')

@@ -1,9 +1,11 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 
--- Deletes every task.
+-- Deletes every task, live or in the history.
 CREATE OR REPLACE FUNCTION cafmq.clear_all()
  RETURNS bigint
  LANGUAGE sql
 AS $$
-  WITH gone AS (DELETE FROM cafmq.tasks RETURNING 1) SELECT count(*) FROM gone
+  WITH live AS (DELETE FROM cafmq.tasks_live RETURNING 1),
+  finished AS (DELETE FROM cafmq.tasks_history RETURNING 1)
+  SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM finished)
 $$;

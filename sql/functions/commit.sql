@@ -11,7 +11,7 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH c AS (
-    UPDATE cafmq.tasks t SET state = 'pending', commit_deadline = NULL
+    UPDATE cafmq.tasks_live t SET state = 'pending', commit_deadline = NULL
      WHERE t.id = ANY (p_ids) AND t.state = 'uncommitted'
        AND t.commit_deadline > now()
     RETURNING t.id, t.channel_name)

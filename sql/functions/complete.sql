@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 
--- Completes the given attempts. Fenced: an attempt that is no longer current
--- (re-claimed, finished, cleared) changes nothing. Returns the ids completed.
+-- Completes the given attempts, moving their tasks to the history. Fenced:
+-- an attempt that is no longer current (re-claimed, finished, cleared)
+-- changes nothing. Returns the ids completed.
 CREATE OR REPLACE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[])
  RETURNS SETOF uuid
  LANGUAGE plpgsql
@@ -11,12 +12,16 @@ DECLARE
   v_done uuid[];
   v_wake text[];
 BEGIN
-  WITH done AS (
-    UPDATE cafmq.tasks t
-       SET state = 'completed', finished_at = now(), lost_attempts = 0
-      FROM unnest(p_ids, p_attempts) AS f (id, attempt)
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t
+     USING unnest(p_ids, p_attempts) AS f (id, attempt)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t.id, t.channel_name, t.ordered)
+    RETURNING t),
+  done AS (
+    INSERT INTO cafmq.tasks_history
+    SELECT h.* FROM ended e,
+           cafmq.finished_row(e.t, 'completed', NULL, NULL, 0) h
+    RETURNING id, channel_name, ordered)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
     INTO v_done, v_wake FROM done;
@@ -41,13 +46,16 @@ DECLARE
   v_done uuid[];
   v_wake text[];
 BEGIN
-  WITH done AS (
-    UPDATE cafmq.tasks t
-       SET state = 'completed', finished_at = now(), lost_attempts = 0,
-           result = f.result
-      FROM unnest(p_ids, p_attempts, p_results) AS f (id, attempt, result)
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t
+     USING unnest(p_ids, p_attempts, p_results) AS f (id, attempt, result)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t.id, t.channel_name, t.ordered)
+    RETURNING t, f.result),
+  done AS (
+    INSERT INTO cafmq.tasks_history
+    SELECT h.* FROM ended e,
+           cafmq.finished_row(e.t, 'completed', NULL, e.result, 0) h
+    RETURNING id, channel_name, ordered)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
     INTO v_done, v_wake FROM done;

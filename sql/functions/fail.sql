@@ -4,8 +4,8 @@
 -- attempts left, not cancelled, whose retry would start before its deadline
 -- is pending again after its retry delay (jittered as the task asks; one
 -- draw per failure serves both the retry time and the deadline check);
--- any other ends failed, or cancelled if a cancel was asked. Returns each
--- task's new state and run_at.
+-- any other ends failed, or cancelled if a cancel was asked, and moves to
+-- the history. Returns each task's new state and run_at.
 CREATE OR REPLACE FUNCTION cafmq.fail(
     p_ids uuid[],
     p_attempts integer[],
@@ -22,7 +22,7 @@ DECLARE
   v_wake text[];
 BEGIN
   RETURN QUERY
-  UPDATE cafmq.tasks t
+  UPDATE cafmq.tasks_live t
      SET state = 'pending',
          run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap,
                                             t.attempt, t.backoff_jitter,
@@ -37,14 +37,19 @@ BEGIN
             t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter, f.draw)
           < t.deadline)
   RETURNING t.id, t.state, t.run_at;
-  WITH fin AS (
-    UPDATE cafmq.tasks t
-       SET state = CASE WHEN t.cancel_requested THEN 'cancelled'
-                        ELSE 'failed' END::cafmq.task_state,
-           last_error = f.error, finished_at = now(), lost_attempts = 0
-      FROM unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t
+     USING unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t.id, t.state, t.run_at, t.channel_name, t.ordered)
+    RETURNING t, f.error),
+  fin AS (
+    INSERT INTO cafmq.tasks_history AS x
+    SELECT h.* FROM ended e,
+           cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
+                                        THEN 'cancelled'
+                                        ELSE 'failed' END::cafmq.task_state,
+                              e.error, NULL, 0) h
+    RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
          array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
     INTO v_ids, v_states, v_times, v_wake FROM fin;

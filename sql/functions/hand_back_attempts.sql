@@ -14,7 +14,7 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH h AS (
-    UPDATE cafmq.tasks t SET run_at = now()
+    UPDATE cafmq.tasks_live t SET run_at = now()
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
     RETURNING t.channel_name)

@@ -16,7 +16,7 @@ BEGIN
   SELECT s.started INTO v_started FROM cafmq.sessions s WHERE s.node = p_node;
   v_started := coalesce(v_started, '{}');
   WITH h AS (
-    UPDATE cafmq.tasks t
+    UPDATE cafmq.tasks_live t
        SET run_at = now(),
            max_attempts = t.max_attempts
                           + CASE WHEN t.id = ANY (v_started)

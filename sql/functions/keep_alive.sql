@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION cafmq.keep_alive(
  LANGUAGE sql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $$
-  UPDATE cafmq.tasks t SET run_at = greatest(t.run_at, now() + p_lease)
+  UPDATE cafmq.tasks_live t SET run_at = greatest(t.run_at, now() + p_lease)
     FROM unnest(p_ids, p_attempts) AS f (id, attempt)
    WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
   RETURNING t.id, t.cancel_requested

@@ -13,7 +13,7 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH r AS (
-    UPDATE cafmq.tasks t
+    UPDATE cafmq.tasks_live t
        SET state = 'pending', attempt = t.attempt - 1, run_at = now(),
            node = NULL, lost_attempts = 0
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)

@@ -15,7 +15,7 @@ BEGIN
     PERFORM cafmq.notify_ready(ARRAY[p_value]);
   ELSE
     PERFORM cafmq.notify_ready(ARRAY(
-      SELECT DISTINCT t.channel_name FROM cafmq.tasks t
+      SELECT DISTINCT t.channel_name FROM cafmq.tasks_live t
        WHERE t.state = 'pending' AND t.name = p_value));
   END IF;
   RETURN true;

@@ -5,19 +5,20 @@
 -- number goes on counting, so an old attempt stays fenced out; its last
 -- error stays. Returns one row per id asked for: 'retried', 'unknown',
 -- the state a live or completed task is in, 'deadline passed', or
--- 'unique key held' (a live task holds its unique key now).
+-- 'unique key held' (a live task holds its unique key now). A retried task
+-- moves from the history back to the live table.
 CREATE OR REPLACE FUNCTION cafmq.retry(p_ids uuid[])
  RETURNS TABLE(id uuid, outcome text)
  LANGUAGE plpgsql
 AS $$
 DECLARE
   v record;
+  v_task cafmq.tasks_live;
   v_channels text[] := '{}';
   v_retried uuid[] := '{}';
 BEGIN
-  FOR v IN SELECT t.id, t.state, t.deadline, t.channel_name, t.attempt,
-                  t.max_attempts, t.attempt_base
-             FROM cafmq.tasks t WHERE t.id = ANY (p_ids)
+  FOR v IN SELECT t.id, t.state, t.deadline, t.channel_name
+             FROM cafmq.tasks_history t WHERE t.id = ANY (p_ids)
             ORDER BY t.id FOR UPDATE LOOP
     id := v.id;
     IF v.state NOT IN ('failed', 'cancelled') THEN
@@ -26,12 +27,18 @@ BEGIN
       outcome := 'deadline passed';
     ELSE
       BEGIN
-        UPDATE cafmq.tasks t
-           SET state = 'pending', run_at = now(), finished_at = NULL,
-               cancel_requested = false, lost_attempts = 0, node = NULL,
-               max_attempts = v.attempt + v.max_attempts - v.attempt_base,
-               attempt_base = v.attempt
-         WHERE t.id = v.id;
+        DELETE FROM cafmq.tasks_history t WHERE t.id = v.id
+        RETURNING t.* INTO v_task;
+        v_task.state := 'pending';
+        v_task.run_at := now();
+        v_task.finished_at := NULL;
+        v_task.cancel_requested := false;
+        v_task.lost_attempts := 0;
+        v_task.node := NULL;
+        v_task.max_attempts := v_task.attempt + v_task.max_attempts
+                               - v_task.attempt_base;
+        v_task.attempt_base := v_task.attempt;
+        INSERT INTO cafmq.tasks_live VALUES (v_task.*);
         outcome := 'retried';
         v_channels := v_channels || v.channel_name;
         v_retried := v_retried || v.id;
@@ -41,8 +48,13 @@ BEGIN
     END IF;
     RETURN NEXT;
   END LOOP;
-  RETURN QUERY SELECT u, 'unknown'::text FROM unnest(p_ids) u
-                WHERE NOT EXISTS (SELECT 1 FROM cafmq.tasks t WHERE t.id = u);
+  -- Live (perhaps retried by another call meanwhile), or unknown.
+  RETURN QUERY
+  SELECT u, coalesce((SELECT t.state::text FROM cafmq.tasks_live t
+                       WHERE t.id = u), 'unknown')
+    FROM unnest(p_ids) u
+   WHERE NOT EXISTS (SELECT 1 FROM cafmq.tasks_history t WHERE t.id = u)
+     AND u <> ALL (v_retried);
   IF cardinality(v_retried) > 0 THEN
     PERFORM cafmq.notify_ready(ARRAY(SELECT DISTINCT unnest(v_channels)));
     PERFORM cafmq.publish_status(v_retried);

@@ -100,6 +100,9 @@ BEGIN
     'jitter', spawn.jitter,
     'priority', spawn.priority,
     'json', spawn.payload::text))) s;
+  IF spawn.id IS NOT NULL THEN
+    PERFORM cafmq.refuse_finished_ids(ARRAY[spawn.id]);
+  END IF;
   RETURN v_result;
 END $$;
 
@@ -127,7 +130,7 @@ BEGIN
     -- No unique keys (the usual case): nothing can conflict, so plain
     -- inserts (no speculative insertion, no join of created rows) straight
     -- from the array, in its order.
-    INSERT INTO cafmq.tasks AS t
+    INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
        deadline, unique_key, priority, payload_json, payload_bytes)
@@ -156,7 +159,7 @@ BEGIN
   WITH s AS (
     SELECT * FROM unnest(v_specs) WITH ORDINALITY AS u
   ), ins AS (
-    INSERT INTO cafmq.tasks AS t
+    INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
        deadline, unique_key, priority, payload_json, payload_bytes)
@@ -190,7 +193,7 @@ BEGIN
     RETURN;
   END IF;
   RETURN QUERY
-  SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks t
+  SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks_live t
                           WHERE t.unique_key = s.unique_key
                             AND t.state IN ('uncommitted', 'pending', 'running'))),
          c.id IS NOT NULL

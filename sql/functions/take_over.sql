@@ -29,7 +29,7 @@ BEGIN
   END LOOP;
   DELETE FROM cafmq.sessions s
    WHERE s.incarnation <> pg_postmaster_start_time()
-     AND NOT EXISTS (SELECT 1 FROM cafmq.tasks t
+     AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t
                       WHERE t.state = 'running' AND t.node = s.node)
      AND pg_try_advisory_xact_lock(cafmq.session_key(s.node));
   RETURN v_count;

@@ -3,6 +3,7 @@
 -- The filter of a listing, a bulk retry or a bulk cancel: every argument
 -- that is not NULL must match (states, name, channel name, created at least
 -- / at most this many microseconds ago). Inlined into the caller's query.
+-- `t` is a row of cafmq.tasks, the view of live and finished tasks.
 CREATE OR REPLACE FUNCTION cafmq.task_matches(
     t cafmq.tasks,
     p_states cafmq.task_state[],

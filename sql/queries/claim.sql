@@ -11,7 +11,7 @@ SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
        extract(epoch FROM c.wait) * 1e6 AS wait_us, c.ended, c.error,
        CASE WHEN $10::integer > 0 AND c.id IS NOT NULL AND c.ended IS NULL
                  AND (hashtext(c.id::text) & 2147483647) % $10 = 0 THEN
-         extract(epoch FROM now() - (SELECT t.run_at FROM cafmq.tasks t
+         extract(epoch FROM now() - (SELECT t.run_at FROM cafmq.tasks_live t
                                       WHERE t.id = c.id)) * 1e6
        END AS pickup_us
   FROM cafmq.claim($1, $2::text[], $3::text[], $4::text[], $5,

@@ -4,8 +4,8 @@
 -- cafmq.queue_depth; and per final state the tasks that finished from the
 -- first of the bounds $1 (microseconds since the epoch, ascending) up to
 -- the clock, by window: window i (in `ready`) runs from bound i to bound
--- i + 1, the last to the clock. A range of the tasks_finished index; no
--- scan of the finished tasks.
+-- i + 1, the last to the clock. A range of the history's index on
+-- finished_at; no scan of the finished tasks.
 WITH b AS (
   SELECT array_agg(timestamptz 'epoch' + x * interval '1 microsecond'
                    ORDER BY x) AS bounds
@@ -20,8 +20,7 @@ SELECT 'live', d.channel_name, d.state::text, d.tasks, d.ready,
 UNION ALL
 SELECT 'finished', NULL, t.state::text, count(*),
        width_bucket(t.finished_at, b.bounds)::bigint, NULL
-  FROM cafmq.tasks t, b
- WHERE t.state IN ('completed', 'failed', 'cancelled')
-   AND t.finished_at >= b.bounds[1]
+  FROM cafmq.tasks_history t, b
+ WHERE t.finished_at >= b.bounds[1]
    AND t.finished_at <= now()
  GROUP BY t.state, width_bucket(t.finished_at, b.bounds)

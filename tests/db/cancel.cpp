@@ -132,7 +132,7 @@ CAF_TEST(a renewal that finds an attempt written meanwhile says it ended) {
   attempt_ref taken{xs[2].id, xs[2].attempt};
   CAF_REQUIRE(!q->complete(done, ""));
   pqxx::nontransaction{*conn}.exec0(
-    "UPDATE cafmq.tasks SET attempt = attempt + 1 WHERE id = '"
+    "UPDATE cafmq.tasks_live SET attempt = attempt + 1 WHERE id = '"
     + to_string(taken.id) + "'");
   auto states = q->keep_alive({done, running, taken}, std::chrono::seconds{30});
   CAF_REQUIRE(states);
@@ -207,9 +207,10 @@ CAF_TEST(finished tasks are pruned after the retention by one node at a time) {
   // Too young to prune.
   CAF_CHECK_EQUAL(
     value_or(prune(*conn, std::chrono::hours{24}), std::int64_t{-2}), 0);
-  pqxx::nontransaction{*conn}.exec0("UPDATE cafmq.tasks SET finished_at = "
-                                    "now() - interval '25 hours' WHERE "
-                                    "finished_at IS NOT NULL");
+  pqxx::nontransaction{*conn}.exec0(
+    "UPDATE cafmq.tasks_history SET finished_at = "
+    "now() - interval '25 hours' WHERE "
+    "finished_at IS NOT NULL");
   // While another transaction prunes, a second pruner skips.
   auto other = connect();
   pqxx::work holder{*other};

@@ -102,7 +102,7 @@ CAF_TEST(a small channel is not starved by a huge one) {
     small.push_back(
       spawn_builder{"t"}.channel_name("small").channel_args(std::to_string(i)));
   spawn_or_throw(*conn, small);
-  pqxx::nontransaction{*conn}.exec0("ANALYZE cafmq.tasks");
+  pqxx::nontransaction{*conn}.exec0("ANALYZE cafmq.tasks_live");
   auto q = poller();
   std::set<std::string> small_seen;
   for (int round = 0; round < 2; ++round)
@@ -222,7 +222,8 @@ CAF_TEST(a claim asked for pickup returns how long each task was ready) {
   spawn_builder{"t"}.spawn(*conn);
   // Ready five seconds before its spawn.
   pqxx::nontransaction{*conn}.exec_params0(
-    "UPDATE cafmq.tasks SET run_at = run_at - interval '5 s' WHERE id = $1",
+    "UPDATE cafmq.tasks_live SET run_at = run_at - interval '5 s' WHERE id = "
+    "$1",
     to_string(late));
   auto q = poller();
   auto req = request({"t"});
@@ -267,14 +268,14 @@ CAF_TEST(the claim uses indexes with a million pending tasks) {
   {
     pqxx::work tx{*conn};
     tx.exec0(
-      "INSERT INTO cafmq.tasks (id, seq, name, channel_name, "
+      "INSERT INTO cafmq.tasks_live (id, seq, name, channel_name, "
       "channel_args, state, ordered, max_attempts, run_at, backoff, "
       "backoff_cap) SELECT gen_random_uuid(), i, 't', 'c', (i % 1000)::text, "
       "'pending', i % 10 = 0, 5, now(), '1 s', '1 h' "
       "FROM generate_series(1, 1000000) i");
     tx.commit();
   }
-  pqxx::nontransaction{*conn}.exec0("ANALYZE cafmq.tasks");
+  pqxx::nontransaction{*conn}.exec0("ANALYZE cafmq.tasks_live");
   pqxx::nontransaction{*conn}.exec0("LOAD 'auto_explain'");
   // Every query inside the claim function, with its plan.
   pqxx::nontransaction tx{*conn};
@@ -322,13 +323,13 @@ CAF_TEST(small channels behind a large backlog cost a claim few reads) {
     CAF_CHECK_EQUAL(rows.size(), 5u);
   };
   auto read = tasks_read(*conn, claim_small);
-  CAF_MESSAGE("the claim read " << read << " rows of cafmq.tasks");
+  CAF_MESSAGE("the claim read " << read << " rows of the task tables");
   CAF_CHECK_LESS(read, 1000);
   // The first task of each small channel locked (another runner is
   // claiming it): the claim looks for the next one.
   auto other = connect();
   pqxx::work locker{*other};
-  locker.exec("SELECT id FROM cafmq.tasks WHERE channel_name = 'c' ORDER BY "
+  locker.exec("SELECT id FROM cafmq.tasks_live WHERE channel_name = 'c' ORDER BY "
               "seq LIMIT 5 FOR UPDATE");
   read = tasks_read(*conn, claim_small);
   CAF_MESSAGE("with first tasks locked the claim read " << read << " rows");

@@ -170,10 +170,11 @@ CAF_TEST(a cancelled head does not block its successors) {
   auto next = spawn_builder{"o"}.id(next_id).channel_name("c").ordered();
   spawn_or_throw(*conn, {head, next});
   // The cancel API comes with cancellation; the state is what counts here.
-  pqxx::nontransaction{*conn}.exec0("UPDATE cafmq.tasks SET state = "
-                                    "'cancelled', finished_at = now() WHERE id "
-                                    "= '"
-                                    + to_string(head_id) + "'");
+  {
+    pqxx::work tx{*conn};
+    finish_by_hand(tx, "id = '" + to_string(head_id) + "'", "cancelled");
+    tx.commit();
+  }
   auto q = poller();
   auto batch = claim_or_throw(*q, request({"o"}));
   CAF_REQUIRE_EQUAL(batch.tasks.size(), 1u);

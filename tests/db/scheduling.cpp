@@ -222,7 +222,7 @@ CAF_TEST(
   auto ok = spawn_builder{"t"}.channel_name("lim").spawn(*conn)->id;
   // Its deadline passes before it ran.
   pqxx::nontransaction{*conn}.exec0(
-    "UPDATE cafmq.tasks SET deadline = now() - interval '1 s' WHERE id = '"
+    "UPDATE cafmq.tasks_live SET deadline = now() - interval '1 s' WHERE id = '"
     + to_string(late) + "'");
   channel_limit lim;
   lim.channel_name = "lim";

@@ -228,7 +228,8 @@ CAF_TEST(sessions of an earlier server incarnation wait for their leases) {
   CAF_CHECK(!lease_expired(ids[0]));
   // Forgotten once it holds no running task.
   CAF_CHECK_EQUAL(sessions_named("a"), 1);
-  pqxx::nontransaction{*conn}.exec("UPDATE cafmq.tasks SET state = 'pending'");
+  pqxx::nontransaction{*conn}.exec(
+    "UPDATE cafmq.tasks_live SET state = 'pending'");
   b.take_over("b");
   CAF_CHECK_EQUAL(sessions_named("a"), 0);
 }

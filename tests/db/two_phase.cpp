@@ -113,7 +113,7 @@ CAF_TEST(a late commit cannot revive a reservation its successor passed) {
   pqxx::work late{*other};
   auto started = late.exec1("SELECT now()::text")[0].as<std::string>();
   pqxx::nontransaction{*conn}.exec0(
-    "UPDATE cafmq.tasks SET commit_deadline = '" + started
+    "UPDATE cafmq.tasks_live SET commit_deadline = '" + started
     + "'::timestamptz + interval '1 millisecond' WHERE id = '"
     + to_string(reserved_id) + "'");
   while (query_value<bool>("SELECT clock_timestamp() <= '" + started

@@ -270,14 +270,16 @@ CAF_TEST(every ending gets its events in order) {
   // written.
   auto held = spawn_builder{"hold"}.spawn(*conn)->id;
   wait_for([&] { return !log->of(held).empty(); });
-  exec("UPDATE cafmq.tasks SET attempt = attempt + 1 WHERE id = '"
+  exec("UPDATE cafmq.tasks_live SET attempt = attempt + 1 WHERE id = '"
        + to_string(held) + "'");
   xs = expect_steps(held, {{"started", 1}, {"lost", 1}});
   CAF_CHECK(xs[1].error.find("no longer current") != std::string::npos);
   CAF_CHECK_EQUAL(state(held), "running"); // as the other claim left it
-  exec("UPDATE cafmq.tasks SET state = 'cancelled', finished_at = now() "
-       "WHERE id = '"
-       + to_string(held) + "'");
+  {
+    pqxx::work tx{*conn};
+    finish_by_hand(tx, "id = '" + to_string(held) + "'", "cancelled");
+    tx.commit();
+  }
   // Endings a claim decides instead of running the task, reported by the
   // runtime whose claim it was. A spawn's notification makes it claim.
   // A deadline that passed before the task ran:
@@ -286,16 +288,17 @@ CAF_TEST(every ending gets its events in order) {
                    .deadline(std::chrono::system_clock::now() + 2h)
                    .spawn(*conn)
                    ->id;
-  exec("UPDATE cafmq.tasks SET run_at = now(), deadline = now() - interval "
-       "'1 s' WHERE id = '"
-       + to_string(expired) + "'");
+  exec(
+    "UPDATE cafmq.tasks_live SET run_at = now(), deadline = now() - interval "
+    "'1 s' WHERE id = '"
+    + to_string(expired) + "'");
   spawn_builder{"ok"}.spawn(*conn);
   xs = expect_steps(expired, {{"failed", 0}});
   CAF_CHECK(!xs[0].retryable);
   CAF_CHECK_EQUAL(xs[0].error, "deadline passed before the task ran");
   // A poison task: its fifth attempt in a row was lost (its runner died).
   auto poison = spawn_builder{"ok"}.delay(1h).retries(20).spawn(*conn)->id;
-  exec("UPDATE cafmq.tasks SET state = 'running', attempt = 5, "
+  exec("UPDATE cafmq.tasks_live SET state = 'running', attempt = 5, "
        "lost_attempts = 4, run_at = now() - interval '1 s', started_at = "
        "now() WHERE id = '"
        + to_string(poison) + "'");

@@ -107,7 +107,7 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
     "CREATE FUNCTION record_completion() RETURNS trigger LANGUAGE plpgsql AS "
     "$$ BEGIN INSERT INTO completions VALUES (NEW.id, NEW.attempt); RETURN "
     "NEW; END $$;"
-    "CREATE TRIGGER record_completion AFTER UPDATE OF state ON cafmq.tasks "
+    "CREATE TRIGGER record_completion AFTER INSERT ON cafmq.tasks_history "
     "FOR EACH ROW WHEN (NEW.state = 'completed') EXECUTE FUNCTION "
     "record_completion()");
   scratch s;

@@ -173,12 +173,15 @@ CAF_TEST(a prune blocked on a lock for longer than the lease costs no lease) {
   // drops it after the request timeout, and the next one waits again)
   // while two tasks run for more than twice their lease.
   auto old = spawn_builder{"hold"}.spawn(*conn)->id;
-  query_value<int>("WITH u AS (UPDATE cafmq.tasks SET state = 'completed', "
-                   "finished_at = now() - interval '2 days' WHERE id = '"
-                   + to_string(old) + "' RETURNING 1) SELECT count(*) FROM u");
+  {
+    pqxx::work tx{*conn};
+    finish_by_hand(tx, "id = '" + to_string(old) + "'", "completed",
+                   "finished_at = now() - interval '2 days'");
+    tx.commit();
+  }
   pqxx::connection locker{url};
   pqxx::work lock{locker};
-  lock.exec("SELECT 1 FROM cafmq.tasks WHERE id = '" + to_string(old)
+  lock.exec("SELECT 1 FROM cafmq.tasks_history WHERE id = '" + to_string(old)
             + "' FOR UPDATE");
   std::atomic<int> runs{0};
   auto tasks = std::make_shared<registry>();

@@ -43,7 +43,7 @@ CAF_TEST(a cancel reaches the handler at lease renewal without its notify) {
   // notification that would carry it at once: as if the LISTEN connection
   // had been lost when it was sent. (Killing that connection instead races
   // its rebuild, which is quick enough to catch the notification.)
-  CAF_CHECK_EQUAL(query_value<int>("WITH c AS (UPDATE cafmq.tasks SET "
+  CAF_CHECK_EQUAL(query_value<int>("WITH c AS (UPDATE cafmq.tasks_live SET "
                                    "cancel_requested = true WHERE id = '"
                                    + to_string(id)
                                    + "' AND state = 'running' RETURNING 1) "

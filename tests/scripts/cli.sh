@@ -85,15 +85,18 @@ run 0 version --json
 
 # -- tasks: list, stats, status ---------------------------------------------
 spawn() { sql "SELECT cafmq.spawn($1)"; }
+# finish ID STATE SET: task ID ends in STATE by hand, then SET changes it.
+finish() {
+  psql "$url" -v ON_ERROR_STOP=1 -qtA -v id="$1" -v state="$2" -v set="$3" \
+    -f "$(dirname "${BASH_SOURCE[0]}")/finish_by_hand.sql" >/dev/null
+}
 a=$(spawn "'send_email', '{\"to\": \"ann\"}', channel_name => 'mail', run_at => now() + interval '1 hour'")
 b=$(spawn "'send_email', '{\"to\": \"bob\"}', channel_name => 'mail'")
 c=$(spawn "'resize', '{}', channel_name => 'images'")
 d=$(spawn "'resize', '{}', channel_name => 'images'")
 # c failed for good, d completed (as a runner would leave them).
-sql "UPDATE cafmq.tasks SET state = 'failed', attempt = 5, finished_at = now(),
-       last_error = 'disk full' WHERE id = '$c'"
-sql "UPDATE cafmq.tasks SET state = 'completed', attempt = 1,
-       finished_at = now() WHERE id = '$d'"
+finish "$c" failed "attempt = 5, last_error = 'disk full'"
+finish "$d" completed "attempt = 1"
 
 run 0 list
 has "$out" "$a"
@@ -178,7 +181,7 @@ has "$out" "was not paused"
 
 # -- results and priorities in status -------------------------------------
 r=$(sql "SELECT cafmq.spawn('report', '{}', priority => 7)")
-sql "UPDATE cafmq.tasks SET state = 'running', attempt = 1 WHERE id = '$r'"
+sql "UPDATE cafmq.tasks_live SET state = 'running', attempt = 1 WHERE id = '$r'"
 sql "SELECT cafmq.complete(ARRAY['$r']::uuid[], ARRAY[1], ARRAY['{\"rows\": 3}']::jsonb[])" >/dev/null
 run 0 status "$r"
 has "$out" 'priority=7'
@@ -236,7 +239,7 @@ has "$out" "had no limits"
 [[ $(sql "SELECT count(*) FROM cafmq.channel_limits") == 0 ]] || fail "limit not cleared"
 
 # -- prune and top ----------------------------------------------------------
-sql "UPDATE cafmq.tasks SET finished_at = now() - interval '2 days' WHERE id = '$d'"
+sql "UPDATE cafmq.tasks_history SET finished_at = now() - interval '2 days' WHERE id = '$d'"
 run 0 prune --older-than 1d
 has "$out" "pruned 1 "
 run 0 prune --older-than 1d --json

@@ -5,7 +5,7 @@
 -- names and three channels. For bench/dashboard_load.sh and
 -- scripts/dashboard_screenshot.sh:
 --   psql -v n=1000000 -v step="'100 ms'" -f finished_tasks.sql
-INSERT INTO cafmq.tasks (id, seq, name, channel_name, channel_args, state,
+INSERT INTO cafmq.tasks_history (id, seq, name, channel_name, channel_args, state,
                          ordered, attempt, max_attempts, run_at, backoff,
                          backoff_cap, last_error, created_at, started_at,
                          finished_at, node)

@@ -65,7 +65,7 @@ inline std::string state_of(pqxx::connection_base& conn, const uuid& id) {
 /// time had passed, without sleeping.
 inline void age_task(pqxx::connection_base& conn, const uuid& id, int secs) {
   pqxx::work tx{conn};
-  tx.exec_params0("UPDATE cafmq.tasks SET run_at = run_at - make_interval("
+  tx.exec_params0("UPDATE cafmq.tasks_live SET run_at = run_at - make_interval("
                   "secs => $2), commit_deadline = commit_deadline - "
                   "make_interval(secs => $2) WHERE id = $1::uuid",
                   to_string(id), secs);
@@ -78,18 +78,39 @@ inline void age_task(pqxx::connection_base& conn, const uuid& id, int secs) {
 inline void insert_backlog(pqxx::connection_base& conn,
                            const std::string& channel_name, int n) {
   pqxx::work tx{conn};
-  tx.exec_params0("INSERT INTO cafmq.tasks (id, seq, name, channel_name, "
+  tx.exec_params0("INSERT INTO cafmq.tasks_live (id, seq, name, channel_name, "
                   "channel_args, state, ordered, max_attempts, run_at, "
                   "backoff, backoff_cap) SELECT gen_random_uuid(), "
                   "nextval('cafmq.task_seq'), 't', $1, '', 'pending', false, "
                   "5, now(), '1 s', '1 h' FROM generate_series(1, $2)",
                   channel_name, n);
   tx.commit();
-  pqxx::nontransaction{conn}.exec0("ANALYZE cafmq.tasks");
+  pqxx::nontransaction{conn}.exec0("ANALYZE cafmq.tasks_live");
+}
+
+/// Ends the live tasks that match `where` (a condition on their columns)
+/// by hand, in `state` (completed, failed or cancelled), as cafmq would:
+/// they move to the history, then `set` (assignments, such as "attempt =
+/// 5") changes their history rows. Returns how many it ended.
+inline int finish_by_hand(pqxx::transaction_base& tx, const std::string& where,
+                          const std::string& state,
+                          const std::string& set = {}) {
+  auto ids = tx.exec1(
+    "WITH ended AS (DELETE FROM cafmq.tasks_live t WHERE " + where
+    + " RETURNING t), moved AS (INSERT INTO cafmq.tasks_history SELECT h.* "
+      "FROM ended e, cafmq.finished_row(e.t, '"
+    + state
+    + "', NULL, NULL, (e.t).lost_attempts) h RETURNING id) SELECT "
+      "coalesce(array_agg(id), '{}')::text, count(*) FROM moved");
+  if (!set.empty())
+    tx.exec0("UPDATE cafmq.tasks_history SET " + set + " WHERE id = ANY ('"
+             + ids[0].as<std::string>() + "'::uuid[])");
+  return ids[1].as<int>();
 }
 
 /// Runs `f` in a transaction (rolled back) and returns how many rows of
-/// cafmq.tasks it read: a plan's cost in rows, not in time.
+/// the task tables (live and history) it read: a plan's cost in rows, not
+/// in time.
 template <class F>
 long tasks_read(pqxx::connection_base& conn, F f) {
   // Counts of earlier transactions may linger in the pg_stat_xact views
@@ -98,8 +119,10 @@ long tasks_read(pqxx::connection_base& conn, F f) {
   pqxx::work tx{conn};
   f(tx);
   return tx
-    .exec1("SELECT coalesce(idx_tup_fetch, 0) + seq_tup_read FROM "
-           "pg_stat_xact_user_tables WHERE relid = 'cafmq.tasks'::regclass")[0]
+    .exec1("SELECT coalesce(sum(coalesce(idx_tup_fetch, 0) + seq_tup_read), "
+           "0) FROM pg_stat_xact_user_tables WHERE relid = "
+           "'cafmq.tasks_live'::regclass OR relid IN (SELECT inhrelid FROM "
+           "pg_inherits WHERE inhparent = 'cafmq.tasks_history'::regclass)")[0]
     .as<long>();
 }
 

@@ -113,7 +113,9 @@ config::config() {
                       shutdown_timeout))
     .add(migrate, "migrate", with_default("apply migrations at start", migrate))
     .add(retention, "retention",
-         with_default("how long finished tasks are kept", retention))
+         with_default("finished tasks are kept at least this long; a "
+                      "day of the history goes once all of it is older",
+                      retention))
     .add(
       maintenance_interval, "maintenance-interval",
       with_default("how often finished tasks are pruned", maintenance_interval))
@@ -124,7 +126,9 @@ config::config() {
          with_default("at most this many running per channel (0: no limit)",
                       channel_concurrency))
     .add(prune_batch, "prune-batch",
-         with_default("finished tasks pruned per statement", prune_batch))
+         with_default("rows of the default history partition "
+                      "pruned per statement",
+                      prune_batch))
     .add(channel_idle_timeout, "channel-idle-timeout",
          with_default("an idle channel actor retires after this long",
                       channel_idle_timeout))

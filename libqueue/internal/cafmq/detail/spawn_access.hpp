@@ -25,10 +25,19 @@ struct spawn_access {
   /// range this file's timestamp writer covers.
   static bool copyable(const std::vector<spawn_builder>& xs);
 
-  /// Spawns the validated `xs` with two COPY streams (tasks, payloads)
-  /// between the ordering locks and the wake-up notification.
+  /// Spawns the validated `xs` with one COPY stream between the ordering
+  /// locks and the wake-up notification.
   static std::vector<spawn_result>
   copy_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs);
+
+  /// Whether any of `xs` has an id its caller chose.
+  static bool has_chosen_ids(const std::vector<spawn_builder>& xs);
+
+  /// Refuses, with the primary key's error, the batch whose chosen ids a
+  /// finished task holds (cafmq.refuse_finished_ids): after the insert, in
+  /// its transaction.
+  static void refuse_finished_ids(pqxx::transaction_base& tx,
+                                  const std::vector<spawn_builder>& xs);
 };
 
 } // namespace cafmq::detail

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#define CAF_SUITE history
+#include <caf/test/unit_test.hpp>
+
+#include <future>
+#include <thread>
+
+#include "cafmq/admin.hpp"
+#include "support/db_fixture.hpp"
+#include "support/queue_helpers.hpp"
+
+using namespace cafmq;
+using namespace cafmq::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct history_fixture : db_fixture {
+  int live() {
+    return query_value<int>("SELECT count(*) FROM cafmq.tasks_live");
+  }
+
+  int finished() {
+    return query_value<int>("SELECT count(*) FROM cafmq.tasks_history");
+  }
+
+  // The task's row in the live table or the history as JSON, without the
+  // columns an ending changes.
+  std::string row_of(const char* table, const uuid& id) {
+    return query_value<std::string>(
+      std::string{"SELECT (to_jsonb(t) - ARRAY['state', 'finished_at', "
+                  "'lost_attempts', 'result', 'last_error'])::text FROM "}
+      + table + " t WHERE id = '" + to_string(id) + "'");
+  }
+
+  // The partition that holds the finished task.
+  std::string partition_of(const uuid& id) {
+    return query_value<std::string>(
+      "SELECT tableoid::regclass::text FROM cafmq.tasks_history WHERE id = '"
+      + to_string(id) + "'");
+  }
+
+  // Claims the one ready task named `name`.
+  claimed_task claim_one(queue_connection& q, const std::string& name) {
+    auto batch = claim_or_throw(q, request({name}, 1));
+    if (batch.tasks.size() != 1)
+      throw std::runtime_error("claimed " + std::to_string(batch.tasks.size()));
+    return batch.tasks[0];
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(history_tests, history_fixture)
+
+CAF_TEST(each ending moves its task to the history with every column kept) {
+  auto done = spawn_builder{"done"}
+                .channel_name("c")
+                .channel_args("a")
+                .json(nlohmann::json{{"k", std::string(300, 'x')}})
+                .unique_key("u1")
+                .priority(3)
+                .timeout(5min)
+                .deadline(std::chrono::system_clock::now() + 1h)
+                .spawn(*conn)
+                ->id;
+  auto broken = spawn_builder{"broken"}.bytes("\x01\x02").spawn(*conn)->id;
+  auto dropped = spawn_builder{"dropped"}.delay(1h).spawn(*conn)->id;
+  auto late = spawn_builder{"late"}.delay(1h).spawn(*conn)->id;
+  auto q = poller();
+  auto a = claim_one(*q, "done");
+  auto b = claim_one(*q, "broken");
+  auto done_row = row_of("cafmq.tasks_live", done);
+  auto broken_row = row_of("cafmq.tasks_live", broken);
+  auto dropped_row = row_of("cafmq.tasks_live", dropped);
+  CAF_REQUIRE(q->complete({{a.id, a.attempt}}, {"{\"sent\": 1}"}));
+  CAF_REQUIRE(q->fail({{{b.id, b.attempt}, "boom", false}}));
+  CAF_CHECK_EQUAL(to_string(*cancel(*conn, dropped)), "cancelled");
+  // A deadline that passed before the task ran: its claim ends it.
+  pqxx::nontransaction{*conn}.exec0(
+    "UPDATE cafmq.tasks_live SET run_at = now(), deadline = now() WHERE id = '"
+    + to_string(late) + "'");
+  auto ended = claim_or_throw(*q, request({"late"}, 1));
+  CAF_CHECK(ended.tasks.empty());
+  CAF_REQUIRE_EQUAL(ended.ended.size(), 1u);
+  CAF_CHECK_EQUAL(ended.ended[0].state, "failed");
+  CAF_CHECK_EQUAL(live(), 0);
+  CAF_CHECK_EQUAL(finished(), 4);
+  CAF_CHECK_EQUAL(state_of(*conn, done), "completed");
+  CAF_CHECK_EQUAL(state_of(*conn, broken), "failed");
+  CAF_CHECK_EQUAL(state_of(*conn, dropped), "cancelled");
+  CAF_CHECK_EQUAL(state_of(*conn, late), "failed");
+  // Everything else as it was, payloads included.
+  CAF_CHECK_EQUAL(row_of("cafmq.tasks_history", done), done_row);
+  CAF_CHECK_EQUAL(row_of("cafmq.tasks_history", broken), broken_row);
+  // A cancel asked is recorded: compare without it.
+  auto without_cancel = [&](const std::string& row) {
+    return query_value<std::string>("SELECT ('" + row
+                                    + "'::jsonb - 'cancel_requested')::text");
+  };
+  CAF_CHECK_EQUAL(without_cancel(row_of("cafmq.tasks_history", dropped)),
+                  without_cancel(dropped_row));
+  CAF_CHECK_EQUAL(
+    query_value<std::string>("SELECT result::text FROM cafmq.tasks WHERE id = '"
+                             + to_string(done) + "'"),
+    "{\"sent\": 1}");
+  CAF_CHECK_EQUAL(
+    query_value<std::string>("SELECT last_error FROM cafmq.tasks WHERE id = '"
+                             + to_string(late) + "'"),
+    "deadline passed before the task ran");
+  // Finished, its unique key is free again.
+  CAF_CHECK(spawn_builder{"done"}.unique_key("u1").spawn(*conn)->created);
+}
+
+CAF_TEST(an outcome for a task already in the history changes nothing) {
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  auto t = claim_one(*q, "t");
+  CAF_REQUIRE_EQUAL(q->complete({{t.id, t.attempt}})->size(), 1u);
+  auto row = row_of("cafmq.tasks_history", id);
+  // Fenced: the same attempt again, a failure, a renewal, a give-back.
+  CAF_CHECK(q->complete({{t.id, t.attempt}})->empty());
+  CAF_CHECK(q->fail({{{t.id, t.attempt}, "late", true}})->empty());
+  CAF_CHECK(q->release({{t.id, t.attempt}})->empty());
+  auto renewed = q->keep_alive({{t.id, t.attempt}}, 30s);
+  CAF_REQUIRE(renewed);
+  CAF_CHECK(!renewed_one(*renewed));
+  CAF_CHECK_EQUAL(row_of("cafmq.tasks_history", id), row);
+  CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
+  CAF_CHECK_EQUAL(finished(), 1);
+  CAF_CHECK_EQUAL(live(), 0);
+}
+
+CAF_TEST(a cancel that waited for a completion says the task completed) {
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  auto t = claim_one(*q, "t");
+  // The completion holds the row's lock, uncommitted, while the cancel
+  // waits for it on another connection.
+  auto other = connect();
+  pqxx::work tx{*other};
+  tx.exec_params("SELECT cafmq.complete(ARRAY[$1::uuid], ARRAY[$2::integer])",
+                 to_string(id), t.attempt);
+  auto waiting = std::async(std::launch::async, [&] {
+    auto c = connect();
+    return cancel(*c, id);
+  });
+  // The cancel is blocked on the lock: wait for it to show.
+  for (int i = 0; i < 6000; ++i) {
+    if (query_value<int>("SELECT count(*) FROM pg_stat_activity WHERE "
+                         "wait_event_type = 'Lock' AND query LIKE "
+                         "'%cafmq.cancel%'")
+        > 0)
+      break;
+    std::this_thread::sleep_for(10ms);
+  }
+  tx.commit();
+  auto answer = waiting.get();
+  CAF_REQUIRE(!answer);
+  CAF_CHECK_EQUAL(code_of(answer.error()), errc::task_finished);
+  CAF_CHECK_EQUAL(render(answer.error()), "cafmq::task_finished: task "
+                                            + to_string(id)
+                                            + " already completed");
+  CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
+}
+
+CAF_TEST(a retry moves a task back to the live table) {
+  auto id = spawn_builder{"t"}.unique_key("k").retries(0).spawn(*conn)->id;
+  auto q = poller();
+  auto t = claim_one(*q, "t");
+  CAF_REQUIRE(q->fail({{{t.id, t.attempt}, "boom", false}}));
+  CAF_CHECK_EQUAL(finished(), 1);
+  // While a live task holds its unique key, it stays in the history.
+  auto holder = spawn_builder{"t"}.unique_key("k").spawn(*conn)->id;
+  auto refused = retry(*conn, {id});
+  CAF_REQUIRE(refused);
+  CAF_CHECK(refused->retried.empty());
+  CAF_CHECK_EQUAL(state_of(*conn, id), "failed");
+  CAF_CHECK_EQUAL(finished(), 1);
+  CAF_CHECK_EQUAL(to_string(*cancel(*conn, holder)), "cancelled");
+  auto r = retry(*conn, {id});
+  CAF_REQUIRE(r);
+  CAF_CHECK(r->retried == std::vector<uuid>{id});
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live "
+                                   "WHERE id = '"
+                                   + to_string(id) + "' AND state = 'pending'"),
+                  1);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "id = '"
+                                   + to_string(id) + "'"),
+                  1);
+  // It runs again, and its new attempt is the next number.
+  auto again = claim_one(*q, "t");
+  CAF_CHECK_EQUAL(again.attempt, t.attempt + 1);
+  CAF_CHECK_EQUAL(q->complete({{again.id, again.attempt}})->size(), 1u);
+  CAF_CHECK_EQUAL(state_of(*conn, id), "completed");
+}
+
+CAF_TEST(an id a finished task holds is refused to a new spawn) {
+  auto id = uuid::random();
+  CAF_REQUIRE(spawn_builder{"t"}.id(id).spawn(*conn));
+  CAF_CHECK_EQUAL(to_string(*cancel(*conn, id)), "cancelled");
+  auto again = spawn_builder{"t"}.id(id).spawn(*conn);
+  CAF_REQUIRE(!again);
+  CAF_CHECK_EQUAL(code_of(again.error()), errc::duplicate_id);
+  CAF_CHECK_EQUAL(render(again.error()), "cafmq::duplicate_id: task "
+                                           + to_string(id) + " already exists");
+  // In a batch large enough for COPY, and from SQL: nothing is written.
+  std::vector<spawn_builder> xs(600, spawn_builder{"t"});
+  xs.back().id(id);
+  auto batch = spawn_many(*conn, xs);
+  CAF_REQUIRE(!batch);
+  CAF_CHECK_EQUAL(code_of(batch.error()), errc::duplicate_id);
+  auto from_sql = false;
+  try {
+    pqxx::nontransaction{*conn}.exec("SELECT cafmq.spawn('t', 'null'::jsonb, "
+                                     "id => '"
+                                     + to_string(id) + "')");
+  } catch (const pqxx::unique_violation&) {
+    from_sql = true;
+  }
+  CAF_CHECK(from_sql);
+  CAF_CHECK_EQUAL(live(), 0);
+  CAF_CHECK_EQUAL(finished(), 1);
+}
+
+CAF_TEST(retention drops whole days and leaves the others) {
+  // Two past days with partitions of their own, and one without.
+  auto exec = [&](const std::string& sql) {
+    pqxx::nontransaction{*conn}.exec0(sql);
+  };
+  for (std::string day : {"2020-01-01", "2020-01-02"})
+    exec("CREATE TABLE cafmq.tasks_history_" + day.substr(0, 4)
+         + day.substr(5, 2) + day.substr(8, 2)
+         + " PARTITION OF cafmq.tasks_history FOR VALUES FROM ('" + day
+         + " 00:00+00') TO ('" + day + " 00:00+00'::timestamptz + "
+         + "interval '1 day')");
+  std::vector<spawn_builder> xs(30, spawn_builder{"t"});
+  spawn_or_throw(*conn, xs);
+  {
+    pqxx::work w{*conn};
+    finish_by_hand(w, "true", "completed");
+    w.commit();
+  }
+  exec("WITH x AS (SELECT id, row_number() OVER (ORDER BY id) n FROM "
+       "cafmq.tasks_history) UPDATE cafmq.tasks_history h SET "
+       "finished_at = CASE WHEN x.n <= 10 THEN '2020-01-01 12:00+00' WHEN "
+       "x.n <= 20 THEN '2020-01-02 12:00+00' ELSE '2019-06-01 12:00+00' "
+       "END::timestamptz FROM x WHERE x.id = h.id");
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM "
+                                   "cafmq.tasks_history_default"),
+                  10);
+  // A retention that ends in the middle of the second day: the first day
+  // goes whole, the second stays, and so do the older rows without a day
+  // of their own (default partition), which go by DELETE.
+  auto retention = query_value<std::int64_t>(
+    "SELECT (extract(epoch FROM now() - '2020-01-02 12:00+00') * 1e6)::bigint");
+  auto removed = prune(*conn, std::chrono::microseconds{retention}, 1000);
+  CAF_REQUIRE(removed);
+  CAF_CHECK_EQUAL(*removed, 20);
+  CAF_CHECK(query_value<bool>("SELECT to_regclass('cafmq.tasks_history_"
+                              "20200101') IS NULL"));
+  CAF_CHECK(query_value<bool>("SELECT to_regclass('cafmq.tasks_history_"
+                              "20200102') IS NOT NULL"));
+  CAF_CHECK_EQUAL(finished(), 10);
+  // No row of the kept day was deleted.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM "
+                                   "cafmq.tasks_history_20200102"),
+                  10);
+}
+
+CAF_TEST(prune makes the next days and moves their waiting rows in) {
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  {
+    pqxx::work w{*conn};
+    // Finished tomorrow (a clock ahead): no partition yet, so the default.
+    finish_by_hand(w, "true", "completed",
+                   "finished_at = now() + interval '1 day'");
+    w.commit();
+  }
+  CAF_CHECK_EQUAL(partition_of(id), "cafmq.tasks_history_default");
+  CAF_REQUIRE(prune(*conn, std::chrono::hours{24}));
+  auto tomorrow = query_value<std::string>(
+    "SELECT 'cafmq.tasks_history_' || to_char((now() AT TIME ZONE 'UTC')::date "
+    "+ 1, 'YYYYMMDD')");
+  CAF_CHECK_EQUAL(partition_of(id), tomorrow);
+  // Today and the two days ahead.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM pg_inherits WHERE "
+                                   "inhparent = "
+                                   "'cafmq.tasks_history'::regclass"),
+                  4);
+  // A completion lands in today's.
+  auto next = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  auto t = claim_one(*q, "t");
+  CAF_REQUIRE_EQUAL(q->complete({{t.id, t.attempt}})->size(), 1u);
+  CAF_CHECK_EQUAL(partition_of(next),
+                  query_value<std::string>(
+                    "SELECT 'cafmq.tasks_history_' || to_char(now() AT TIME "
+                    "ZONE 'UTC', 'YYYYMMDD')"));
+  // Once made, a second prune makes none.
+  CAF_REQUIRE(prune(*conn, std::chrono::hours{24}));
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM pg_inherits WHERE "
+                                   "inhparent = "
+                                   "'cafmq.tasks_history'::regclass"),
+                  4);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
