@@ -20,6 +20,9 @@
 //                                      same-shape reference's 4 clients)
 //               [--db-prefix=P]        (the fresh databases' names: P0, P1,
 //                                      ...; default cafmq_bench_)
+//               [--rate=R --seconds=S] (held_snapshot: tasks spawned per
+//                                      second, default 2000, and the run's
+//                                      length, default 600)
 //
 // Parts: spawn (one at a time, and all N in one batch), drain (runner with
 // default options), drain_remote (the same with the handlers on a worker
@@ -29,8 +32,11 @@
 // single-commit and batched dequeue limits on this machine), million (not
 // in the default set: --million=N tasks, default 1,000,000, spawned in
 // chunks of 10,000 and drained, with the process's RSS sampled during the
-// drain). After every drain the harness checks that each task completed
-// exactly once.
+// drain), held_snapshot and held_baseline (not in the default set: a
+// steady load of --rate tasks/s for --seconds, with and without another
+// session holding a REPEATABLE READ snapshot for the middle half; see
+// held_snapshot.hpp). After every drain the harness checks that each task
+// completed exactly once.
 
 #include <algorithm>
 #include <atomic>
@@ -54,6 +60,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/spawn.hpp"
+#include "held_snapshot.hpp"
 
 namespace {
 
@@ -85,6 +92,9 @@ std::string json_path;
 int rep_number = 1;
 // Tasks of the "million" part (--million=N).
 int million_tasks = 1000000;
+// held_snapshot: the offered load and the run's length.
+int held_rate = 2000;
+int held_seconds = 600;
 // Names of the fresh databases: prefix + counter (--db-prefix=P).
 std::string db_prefix = "cafmq_bench_";
 
@@ -792,6 +802,51 @@ double raw_dequeue(bool batched) {
 
 } // namespace
 
+// -- held snapshot ----------------------------------------------------------
+
+// Prints the windows of one held_snapshot run and reports the mean
+// throughput, worst p99 and last table size of the windows before the hold,
+// during it and after it (for the baseline, the same windows).
+void bench_held_snapshot(bool hold) {
+  cafmq::bench::held_snapshot_options opts;
+  opts.rate = held_rate;
+  opts.length = std::chrono::seconds{held_seconds};
+  opts.hold = hold;
+  auto windows = cafmq::bench::run_held_snapshot(fresh_database(), opts);
+  std::string name = hold ? "held snapshot" : "held baseline";
+  std::cout << name
+            << ": window end (s), held, tasks/s, p99 ms, table MB, dead rows\n";
+  for (const auto& w : windows)
+    std::cout << "  " << std::fixed << std::setprecision(1) << w.end_s << "  "
+              << (w.held ? "held" : "-   ") << "  " << w.tasks_per_s << "  "
+              << std::setprecision(2) << w.p99_ms << "  "
+              << std::setprecision(1) << w.table_mb << "  "
+              << std::setprecision(0) << w.dead_rows << "\n";
+  auto phase = [&](const char* what, double from, double to) {
+    std::vector<double> rates;
+    double p99 = 0;
+    double mb = 0;
+    for (const auto& w : windows)
+      if (w.end_s > from * held_seconds && w.end_s <= to * held_seconds) {
+        rates.push_back(w.tasks_per_s);
+        p99 = std::max(p99, w.p99_ms);
+        mb = w.table_mb;
+      }
+    if (rates.empty())
+      return;
+    double sum = 0;
+    for (auto x : rates)
+      sum += x;
+    report(name + ", " + what + ": tasks/s", "tasks/s", sum / rates.size());
+    report(name + ", " + what + ": worst p99", "ms", p99);
+    report(name + ", " + what + ": table at its end", "MB", mb);
+  };
+  // The first window warms up; the hold runs from 1/4 to 3/4.
+  phase("before", 0.1, 0.25);
+  phase("middle", 0.25, 0.75);
+  phase("after", 0.75, 1.0);
+}
+
 int main(int argc, char** argv) {
   // "scale", "channels" and "million" are not run by default (1M rows take
   // a while), nor "drain_remote".
@@ -827,6 +882,10 @@ int main(int argc, char** argv) {
       latency_samples = std::max(1, std::stoi(arg.substr(10)));
     else if (arg.rfind("--million=", 0) == 0)
       million_tasks = std::stoi(arg.substr(10));
+    else if (arg.rfind("--rate=", 0) == 0)
+      held_rate = std::max(100, std::stoi(arg.substr(7)));
+    else if (arg.rfind("--seconds=", 0) == 0)
+      held_seconds = std::max(60, std::stoi(arg.substr(10)));
     else if (arg.rfind("--db-prefix=", 0) == 0)
       db_prefix = arg.substr(12);
     else if (arg.rfind("--parts=", 0) == 0) {
@@ -877,6 +936,10 @@ int main(int argc, char** argv) {
       bench_channels();
     if (parts.count("million"))
       bench_million();
+    if (parts.count("held_baseline"))
+      bench_held_snapshot(false);
+    if (parts.count("held_snapshot"))
+      bench_held_snapshot(true);
     if (parts.count("raw")) {
       report("raw SQL b2: DELETE..SKIP LOCKED, 1 txn/task, 4 clients",
              "tasks/s", raw_dequeue(false));
