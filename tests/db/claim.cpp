@@ -329,8 +329,9 @@ CAF_TEST(small channels behind a large backlog cost a claim few reads) {
   // claiming it): the claim looks for the next one.
   auto other = connect();
   pqxx::work locker{*other};
-  locker.exec("SELECT id FROM cafmq.tasks_live WHERE channel_name = 'c' ORDER BY "
-              "seq LIMIT 5 FOR UPDATE");
+  locker.exec(
+    "SELECT id FROM cafmq.tasks_live WHERE channel_name = 'c' ORDER BY "
+    "seq LIMIT 5 FOR UPDATE");
   read = tasks_read(*conn, claim_small);
   CAF_MESSAGE("with first tasks locked the claim read " << read << " rows");
   CAF_CHECK_LESS(read, 1000);
