@@ -35,9 +35,21 @@ finish() {
   psql "$url" -v ON_ERROR_STOP=1 -qtA -v id="$1" -v state="$2" -v set="$3" \
     -f "$root/tests/scripts/finish_by_hand.sql" >/dev/null
 }
+# Its five attempts: three timeouts retried, one lost with its runner,
+# the last declined.
+attempt() {
+  echo "cafmq.attempt_entry($1, now() - interval '$2 s', now() - interval '$3 s',
+        '$4', '$5', 'worker-$6:4711', $7)"
+}
 finish "$failed" failed "attempt = 5, started_at = now() - interval '2 s',
        finished_at = now() - interval '1 s', node = 'worker-1:4711',
-       last_error = 'payment gateway: card declined (insufficient_funds)'"
+       created_at = now() - interval '16 s',
+       last_error = 'payment gateway: card declined (insufficient_funds)',
+       earlier_attempts = jsonb_build_array(
+         $(attempt 1 15 14.2 failed 'payment gateway: timeout after 800 ms' 1 "now() - interval '13.2 s'"),
+         $(attempt 2 13 12.1 failed 'payment gateway: timeout after 800 ms' 2 "now() - interval '10.1 s'"),
+         $(attempt 3 10 9.2 failed 'payment gateway: timeout after 800 ms' 1 "now() - interval '5.2 s'"),
+         $(attempt 4 5 3 lost 'lease expired' 2 NULL))"
 finish "$done_id" completed "attempt = 1, started_at = now() - interval '3 s',
        finished_at = now() - interval '3 s', node = 'worker-2:4712'"
 

@@ -92,6 +92,15 @@ BEGIN
 END
 $_$;
 
+CREATE FUNCTION cafmq.attempt_entry(p_attempt integer, p_started timestamp with time zone, p_ended timestamp with time zone, p_outcome text, p_error text, p_node text, p_retry_at timestamp with time zone) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT jsonb_strip_nulls(jsonb_build_object(
+           'attempt', p_attempt, 'started_at', p_started,
+           'ended_at', p_ended, 'outcome', p_outcome, 'error', p_error,
+           'node', p_node, 'retry_at', p_retry_at))
+$$;
+
 CREATE FUNCTION cafmq.cancel(p_id uuid) RETURNS text
     LANGUAGE plpgsql
     AS $$
@@ -451,7 +460,7 @@ BEGIN
   WITH claimed AS (
     UPDATE cafmq.tasks_live t
        SET (state, attempt, run_at, started_at, node, finished_at, last_error,
-            lost_attempts) = (
+            lost_attempts, earlier_attempts) = (
          SELECT CASE WHEN e.ending IS NULL THEN 'running'::cafmq.task_state
                      ELSE t.state END,
                 CASE WHEN e.ending IS NULL THEN t.attempt + 1
@@ -474,7 +483,15 @@ BEGIN
                             ELSE t.last_error END
                 END,
                 CASE WHEN t.state = 'running' THEN t.lost_attempts + 1
-                     ELSE t.lost_attempts END
+                     ELSE t.lost_attempts END,
+                -- A lost attempt followed by a new one is kept (one that
+                -- ends the task stays in the row's columns).
+                CASE WHEN t.state = 'running' AND e.ending IS NULL
+                  THEN coalesce(t.earlier_attempts, '[]')
+                       || cafmq.attempt_entry(t.attempt, t.started_at,
+                                              least(t.run_at, now()), 'lost',
+                                              'lease expired', t.node, NULL)
+                  ELSE t.earlier_attempts END
            -- Why the task ends instead of running; NULL: it runs.
            FROM (SELECT CASE
                    WHEN t.cancel_requested THEN 'cancelled'
@@ -805,11 +822,14 @@ DECLARE
 BEGIN
   RETURN QUERY
   UPDATE cafmq.tasks_live t
-     SET state = 'pending',
-         run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap,
-                                            t.attempt, t.backoff_jitter,
-                                            f.draw),
-         last_error = f.error, lost_attempts = 0
+     SET (state, run_at, last_error, lost_attempts, earlier_attempts) = (
+         SELECT 'pending'::cafmq.task_state, r.at, f.error, 0,
+                coalesce(t.earlier_attempts, '[]')
+                || cafmq.attempt_entry(t.attempt, t.started_at, now(),
+                                       'failed', f.error, t.node, r.at)
+           FROM (SELECT now() + cafmq.retry_delay(
+                   t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter,
+                   f.draw)) AS r (at))
     FROM (SELECT u.*, random() AS draw
             FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
                  AS u (id, attempt, error, retryable)) AS f
@@ -878,6 +898,7 @@ CREATE TABLE cafmq.tasks_history (
     result jsonb,
     payload_json jsonb,
     payload_bytes bytea,
+    earlier_attempts jsonb,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -922,6 +943,7 @@ CREATE TABLE cafmq.tasks_live (
     result jsonb,
     payload_json jsonb,
     payload_bytes bytea,
+    earlier_attempts jsonb,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -946,7 +968,7 @@ CREATE FUNCTION cafmq.finished_row(t cafmq.tasks_live, p_state cafmq.task_state,
          coalesce(p_last_error, t.last_error), t.created_at, t.started_at,
          now(), p_lost_attempts, t.backoff_jitter, t.attempt_base,
          t.priority, coalesce(p_result, t.result), t.payload_json,
-         t.payload_bytes
+         t.payload_bytes, t.earlier_attempts
 $$;
 
 CREATE FUNCTION cafmq.fire_schedule(p_name text, p_ticks timestamp without time zone[], p_next timestamp without time zone, p_missed bigint) RETURNS integer
@@ -1242,6 +1264,15 @@ BEGIN
       BEGIN
         DELETE FROM cafmq.tasks_history t WHERE t.id = v.id
         RETURNING t.* INTO v_task;
+        -- Its last attempt joins the earlier ones, unless a retried
+        -- failure put it there already (a task cancelled while it waited).
+        IF v_task.started_at IS NOT NULL AND v_task.attempt > coalesce(
+             (v_task.earlier_attempts -> -1 ->> 'attempt')::int, 0) THEN
+          v_task.earlier_attempts := coalesce(v_task.earlier_attempts, '[]')
+            || cafmq.attempt_entry(v_task.attempt, v_task.started_at,
+                                   v_task.finished_at, v.state::text,
+                                   v_task.last_error, v_task.node, now());
+        END IF;
         v_task.state := 'pending';
         v_task.run_at := now();
         v_task.finished_at := NULL;
@@ -1526,6 +1557,30 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.task_attempts(p_id uuid) RETURNS TABLE(attempt integer, started_at timestamp with time zone, ended_at timestamp with time zone, outcome text, error text, node text, retry_at timestamp with time zone)
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT a.attempt, a.started_at, a.ended_at, a.outcome, a.error, a.node,
+         a.retry_at
+    FROM cafmq.tasks t,
+         jsonb_to_recordset(coalesce(t.earlier_attempts, '[]'))
+           AS a (attempt integer, started_at timestamptz,
+                 ended_at timestamptz, outcome text, error text, node text,
+                 retry_at timestamptz)
+   WHERE t.id = p_id
+  UNION ALL
+  SELECT t.attempt, t.started_at, t.finished_at, t.state::text,
+         CASE WHEN t.state IN ('failed', 'cancelled') THEN t.last_error END,
+         t.node, NULL
+    FROM cafmq.tasks t
+   WHERE t.id = p_id AND t.state IN ('running', 'completed', 'failed',
+                                     'cancelled')
+     AND t.started_at IS NOT NULL
+     AND t.attempt > coalesce((t.earlier_attempts -> -1 ->> 'attempt')::int,
+                              0)
+   ORDER BY 1
+$$;
+
 CREATE VIEW cafmq.tasks AS
  SELECT tasks_live.id,
     tasks_live.seq,
@@ -1555,7 +1610,8 @@ CREATE VIEW cafmq.tasks AS
     tasks_live.priority,
     tasks_live.result,
     tasks_live.payload_json,
-    tasks_live.payload_bytes
+    tasks_live.payload_bytes,
+    tasks_live.earlier_attempts
    FROM cafmq.tasks_live
 UNION ALL
  SELECT tasks_history.id,
@@ -1586,7 +1642,8 @@ UNION ALL
     tasks_history.priority,
     tasks_history.result,
     tasks_history.payload_json,
-    tasks_history.payload_bytes
+    tasks_history.payload_bytes,
+    tasks_history.earlier_attempts
    FROM cafmq.tasks_history;
 
 CREATE FUNCTION cafmq.task_matches(t cafmq.tasks, p_states cafmq.task_state[], p_name text, p_channel text, p_older_us bigint, p_newer_us bigint) RETURNS boolean
@@ -1759,6 +1816,7 @@ CREATE TABLE cafmq.tasks_history_default (
     result jsonb,
     payload_json jsonb,
     payload_bytes bytea,
+    earlier_attempts jsonb,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),

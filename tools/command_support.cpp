@@ -70,6 +70,22 @@ void print_status(const uuid& id, const task_status& st) {
   std::cout << std::endl;
 }
 
+void print_attempts(const std::vector<attempt_record>& xs) {
+  for (const auto& x : xs) {
+    std::cout << "  attempt=" << x.attempt << " outcome=" << x.outcome
+              << " started=" << fmt_time(x.started_at);
+    if (x.ended_at)
+      std::cout << " ended=" << fmt_time(*x.ended_at);
+    if (x.node)
+      std::cout << " node=" << *x.node;
+    if (x.retry_at)
+      std::cout << " retry_at=" << fmt_time(*x.retry_at);
+    if (x.error)
+      std::cout << " error=" << std::quoted(*x.error);
+    std::cout << '\n';
+  }
+}
+
 // One line of text at most `n` characters long.
 std::string clip(std::string x, size_t n) {
   for (auto& c : x)

@@ -48,6 +48,9 @@ json opt_json(const std::optional<T>& x) {
 /// One line "id=... state=..." of a task's status.
 void print_status(const uuid& id, const task_status& st);
 
+/// A task's attempts, one indented line each (under its status line).
+void print_attempts(const std::vector<attempt_record>& xs);
+
 /// One line of text at most `n` characters long.
 std::string clip(std::string x, size_t n);
 

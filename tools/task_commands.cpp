@@ -36,13 +36,15 @@ int status_command(const context& ctx, const std::string& text) {
         out["payload"] = opt_json(x->payload_json);
         out["unique_key"] = opt_json(x->unique_key);
         out["ordered"] = x->ordered;
+        out["attempts"] = attempts_json(x->attempts);
         std::cout << out.dump() << '\n';
         return exit_ok;
       }
-      auto st = status(conn, *id);
-      if (!st)
-        return std::move(st.error());
-      print_status(*id, *st);
+      auto x = inspect_task(conn, *id);
+      if (!x)
+        return std::move(x.error());
+      print_status(*id, x->status);
+      print_attempts(x->attempts);
       return exit_ok;
     });
 }

@@ -89,6 +89,8 @@ struct task_detail {
   std::chrono::microseconds backoff_cap{0};
   /// Attempts lost to expired leases.
   int lost_attempts = 0;
+  /// Every attempt that started, oldest first (cafmq.task_attempts).
+  std::vector<attempt_record> attempts;
 };
 
 /// Looks one task up with its payload; `errc::unknown_task` if there is none.

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,5 +24,11 @@ std::string iso8601(std::chrono::system_clock::time_point x);
 /// run_at, started_at, finished_at (times by `iso8601`), priority and
 /// result (the stored JSON), in that order; what is unset is null.
 nlohmann::ordered_json status_json(const uuid& id, const task_status& x);
+
+/// A task's attempts (task_detail::attempts) as an array of objects:
+/// attempt, started_at, ended_at, outcome, error, node, retry_at; what is
+/// unset is null. The one shape of `cafmq status --json` and the
+/// dashboard's task detail.
+nlohmann::ordered_json attempts_json(const std::vector<attempt_record>& xs);
 
 } // namespace cafmq

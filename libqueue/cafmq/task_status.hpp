@@ -69,4 +69,26 @@ struct task_status {
   std::optional<std::string> result;
 };
 
+/// One attempt of a task that started (task_detail::attempts).
+struct attempt_record {
+  /// The attempt's number (1 for the first).
+  int attempt = 0;
+  /// When it started.
+  task_status::time_point started_at;
+  /// When it ended; unset while it runs.
+  std::optional<task_status::time_point> ended_at;
+  /// How it ended: "failed" (retried at `retry_at`), "lost" (its lease
+  /// expired), "running" (not ended), or the final state the task ended in
+  /// with it ("completed", "failed", "cancelled"); the final attempt of a
+  /// task retried by hand keeps the state it ended in.
+  std::string outcome;
+  /// Its error, where it failed, was lost or was cancelled with one.
+  std::optional<std::string> error;
+  /// The runner that ran it.
+  std::optional<std::string> node;
+  /// When the next attempt could start, after a retried failure or a retry
+  /// by hand.
+  std::optional<task_status::time_point> retry_at;
+};
+
 } // namespace cafmq

@@ -135,6 +135,19 @@ caf::expected<task_detail> inspect_task(pqxx::connection_base& conn,
       result.payload_json = row["payload_json"].as<std::string>();
     if (!row["payload_bytes"].is_null())
       result.payload_bytes = row["payload_bytes"].as<std::int64_t>();
+    for (const auto& a : tx.exec_params(sql::task_attempts, to_string(id))) {
+      attempt_record x;
+      x.attempt = a["attempt"].as<int>();
+      x.started_at = detail::to_time(a["started_us"]).value();
+      x.ended_at = detail::to_time(a["ended_us"]);
+      x.outcome = a["outcome"].as<std::string>();
+      if (!a["error"].is_null())
+        x.error = a["error"].as<std::string>();
+      if (!a["node"].is_null())
+        x.node = a["node"].as<std::string>();
+      x.retry_at = detail::to_time(a["retry_at_us"]);
+      result.attempts.push_back(std::move(x));
+    }
     return result;
   });
 }

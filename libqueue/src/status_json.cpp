@@ -58,4 +58,17 @@ json status_json(const uuid& id, const task_status& x) {
               {"result", x.result ? json::parse(*x.result) : json(nullptr)}};
 }
 
+json attempts_json(const std::vector<attempt_record>& xs) {
+  auto result = json::array();
+  for (const auto& x : xs)
+    result.push_back(json{{"attempt", x.attempt},
+                          {"started_at", iso8601(x.started_at)},
+                          {"ended_at", optional_time(x.ended_at)},
+                          {"outcome", x.outcome},
+                          {"error", optional_value(x.error)},
+                          {"node", optional_value(x.node)},
+                          {"retry_at", optional_time(x.retry_at)}});
+  return result;
+}
+
 } // namespace cafmq

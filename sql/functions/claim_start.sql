@@ -3,7 +3,8 @@
 -- The end of a claim (claim_ready): the locked tasks p_ids start running,
 -- in one update through the primary key, each with a new attempt and a
 -- lease of p_lease, and are returned with their payload. A claimed
--- 'running' task is one whose lease lapsed: a lost attempt. A task that
+-- 'running' task is one whose lease lapsed: a lost attempt, appended to
+-- its earlier_attempts (ended when its lease did). A task that
 -- must not run (again) ends here instead, moves to the history, and is
 -- returned with `ended` (its new state) and `error`, so the runner reports
 -- it (the live table holds no finished state, not even for a statement):
@@ -23,7 +24,7 @@ BEGIN
   WITH claimed AS (
     UPDATE cafmq.tasks_live t
        SET (state, attempt, run_at, started_at, node, finished_at, last_error,
-            lost_attempts) = (
+            lost_attempts, earlier_attempts) = (
          SELECT CASE WHEN e.ending IS NULL THEN 'running'::cafmq.task_state
                      ELSE t.state END,
                 CASE WHEN e.ending IS NULL THEN t.attempt + 1
@@ -46,7 +47,15 @@ BEGIN
                             ELSE t.last_error END
                 END,
                 CASE WHEN t.state = 'running' THEN t.lost_attempts + 1
-                     ELSE t.lost_attempts END
+                     ELSE t.lost_attempts END,
+                -- A lost attempt followed by a new one is kept (one that
+                -- ends the task stays in the row's columns).
+                CASE WHEN t.state = 'running' AND e.ending IS NULL
+                  THEN coalesce(t.earlier_attempts, '[]')
+                       || cafmq.attempt_entry(t.attempt, t.started_at,
+                                              least(t.run_at, now()), 'lost',
+                                              'lease expired', t.node, NULL)
+                  ELSE t.earlier_attempts END
            -- Why the task ends instead of running; NULL: it runs.
            FROM (SELECT CASE
                    WHEN t.cancel_requested THEN 'cancelled'

@@ -5,7 +5,8 @@
 -- is pending again after its retry delay (jittered as the task asks; one
 -- draw per failure serves both the retry time and the deadline check);
 -- any other ends failed, or cancelled if a cancel was asked, and moves to
--- the history. Returns each task's new state and run_at.
+-- the history. A retried attempt is appended to the task's
+-- earlier_attempts. Returns each task's new state and run_at.
 CREATE OR REPLACE FUNCTION cafmq.fail(
     p_ids uuid[],
     p_attempts integer[],
@@ -23,11 +24,14 @@ DECLARE
 BEGIN
   RETURN QUERY
   UPDATE cafmq.tasks_live t
-     SET state = 'pending',
-         run_at = now() + cafmq.retry_delay(t.backoff, t.backoff_cap,
-                                            t.attempt, t.backoff_jitter,
-                                            f.draw),
-         last_error = f.error, lost_attempts = 0
+     SET (state, run_at, last_error, lost_attempts, earlier_attempts) = (
+         SELECT 'pending'::cafmq.task_state, r.at, f.error, 0,
+                coalesce(t.earlier_attempts, '[]')
+                || cafmq.attempt_entry(t.attempt, t.started_at, now(),
+                                       'failed', f.error, t.node, r.at)
+           FROM (SELECT now() + cafmq.retry_delay(
+                   t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter,
+                   f.draw)) AS r (at))
     FROM (SELECT u.*, random() AS draw
             FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
                  AS u (id, attempt, error, retryable)) AS f

@@ -29,6 +29,15 @@ BEGIN
       BEGIN
         DELETE FROM cafmq.tasks_history t WHERE t.id = v.id
         RETURNING t.* INTO v_task;
+        -- Its last attempt joins the earlier ones, unless a retried
+        -- failure put it there already (a task cancelled while it waited).
+        IF v_task.started_at IS NOT NULL AND v_task.attempt > coalesce(
+             (v_task.earlier_attempts -> -1 ->> 'attempt')::int, 0) THEN
+          v_task.earlier_attempts := coalesce(v_task.earlier_attempts, '[]')
+            || cafmq.attempt_entry(v_task.attempt, v_task.started_at,
+                                   v_task.finished_at, v.state::text,
+                                   v_task.last_error, v_task.node, now());
+        END IF;
         v_task.state := 'pending';
         v_task.run_at := now();
         v_task.finished_at := NULL;

@@ -306,4 +306,82 @@ CAF_TEST(prune makes the next days and moves their waiting rows in) {
                   4);
 }
 
+CAF_TEST(every attempt is kept with how it ended) {
+  auto id = spawn_builder{"t"}.retries(4).backoff(1h).spawn(*conn)->id;
+  auto q = poller();
+  // 1 fails and is retried, 2 loses its lease, 3 completes.
+  auto t1 = claim_one(*q, "t");
+  CAF_REQUIRE(q->fail({{{id, t1.attempt}, "first", true}}));
+  auto retry_at = status(*conn, id)->run_at;
+  age_task(*conn, id, 7200);
+  auto t2 = claim_one(*q, "t");
+  CAF_REQUIRE(inspect_task(*conn, id)->attempts.back().outcome == "running");
+  age_task(*conn, id, 3600); // Its lease expires.
+  auto lease_end = status(*conn, id)->run_at;
+  auto t3 = claim_one(*q, "t");
+  CAF_REQUIRE_EQUAL(t3.attempt, 3);
+  CAF_REQUIRE_EQUAL(q->complete({{id, t3.attempt}})->size(), 1u);
+  auto x = inspect_task(*conn, id);
+  CAF_REQUIRE(x);
+  auto& a = x->attempts;
+  CAF_REQUIRE_EQUAL(a.size(), 3u);
+  for (int i = 0; i < 3; ++i)
+    CAF_CHECK_EQUAL(a[i].attempt, i + 1);
+  CAF_CHECK_EQUAL(a[0].outcome, "failed");
+  CAF_CHECK_EQUAL(a[0].error.value_or(""), "first");
+  CAF_CHECK(a[0].retry_at == retry_at);
+  CAF_CHECK(a[0].ended_at && *a[0].ended_at >= a[0].started_at);
+  CAF_CHECK(a[0].node == x->status.node);
+  CAF_CHECK_EQUAL(a[1].outcome, "lost");
+  CAF_CHECK_EQUAL(a[1].error.value_or(""), "lease expired");
+  CAF_CHECK(a[1].ended_at == lease_end);
+  CAF_CHECK(!a[1].retry_at);
+  CAF_CHECK_EQUAL(a[2].outcome, "completed");
+  CAF_CHECK(a[2].started_at == x->status.started_at);
+  CAF_CHECK(a[2].ended_at == x->status.finished_at);
+  CAF_CHECK(!a[2].error);
+  CAF_CHECK(a[0].started_at < a[1].started_at
+            && a[1].started_at < a[2].started_at);
+  // A task done at its first attempt writes nothing more.
+  auto once = spawn_builder{"once"}.spawn(*conn)->id;
+  auto o = claim_one(*q, "once");
+  CAF_REQUIRE_EQUAL(q->complete({{once, o.attempt}})->size(), 1u);
+  CAF_CHECK(query_value<bool>("SELECT earlier_attempts IS NULL FROM "
+                              "cafmq.tasks_history WHERE id = '"
+                              + to_string(once) + "'"));
+  CAF_CHECK_EQUAL(inspect_task(*conn, once)->attempts.size(), 1u);
+  // Never started: no attempt.
+  auto idle = spawn_builder{"idle"}.delay(1h).spawn(*conn)->id;
+  CAF_CHECK(inspect_task(*conn, idle)->attempts.empty());
+}
+
+CAF_TEST(a retry by hand keeps the attempt the task ended with once) {
+  // Failed for good, retried by hand, then completed.
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  auto t1 = claim_one(*q, "t");
+  CAF_REQUIRE(q->fail({{{id, t1.attempt}, "boom", false}}));
+  CAF_REQUIRE(retry(*conn, {id}));
+  auto t2 = claim_one(*q, "t");
+  CAF_REQUIRE_EQUAL(q->complete({{id, t2.attempt}})->size(), 1u);
+  auto a = inspect_task(*conn, id)->attempts;
+  CAF_REQUIRE_EQUAL(a.size(), 2u);
+  CAF_CHECK_EQUAL(a[0].outcome, "failed");
+  CAF_CHECK_EQUAL(a[0].error.value_or(""), "boom");
+  CAF_CHECK(a[0].retry_at.has_value());
+  CAF_CHECK_EQUAL(a[1].outcome, "completed");
+  // Cancelled while it waited for its retry: the failure is in the list
+  // already, and neither the cancel nor a retry by hand adds it again.
+  auto w = spawn_builder{"w"}.retries(3).backoff(1h).spawn(*conn)->id;
+  auto w1 = claim_one(*q, "w");
+  CAF_REQUIRE(q->fail({{{w, w1.attempt}, "later", true}}));
+  CAF_REQUIRE_EQUAL(to_string(*cancel(*conn, w)), "cancelled");
+  CAF_CHECK_EQUAL(inspect_task(*conn, w)->attempts.size(), 1u);
+  CAF_REQUIRE(retry(*conn, {w}));
+  auto b = inspect_task(*conn, w)->attempts;
+  CAF_REQUIRE_EQUAL(b.size(), 1u);
+  CAF_CHECK_EQUAL(b[0].outcome, "failed");
+  CAF_CHECK_EQUAL(b[0].error.value_or(""), "later");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

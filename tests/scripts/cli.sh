@@ -181,13 +181,17 @@ has "$out" "was not paused"
 
 # -- results and priorities in status -------------------------------------
 r=$(sql "SELECT cafmq.spawn('report', '{}', priority => 7)")
-sql "UPDATE cafmq.tasks_live SET state = 'running', attempt = 1 WHERE id = '$r'"
+sql "UPDATE cafmq.tasks_live SET state = 'running', attempt = 1, started_at = now(),
+     node = 'n1' WHERE id = '$r'"
 sql "SELECT cafmq.complete(ARRAY['$r']::uuid[], ARRAY[1], ARRAY['{\"rows\": 3}']::jsonb[])" >/dev/null
 run 0 status "$r"
 has "$out" 'priority=7'
 has "$out" 'result={"rows": 3}'
+has "$out" '  attempt=1 outcome=completed started='
 run 0 status "$r" --json
 [[ $(json 'd["result"]["rows"]') == 3 && $(json 'd["priority"]') == 7 ]] || fail "status --json result: $out"
+[[ $(json '[(a["attempt"], a["outcome"], a["node"]) for a in d["attempts"]]') == "[(1, 'completed', 'n1')]" ]] \
+  || fail "status --json attempts: $out"
 
 # -- schedules --------------------------------------------------------------
 run 0 schedule list

@@ -143,6 +143,9 @@ charts=$!
 for _ in $(seq 600); do [[ -e $tmp/ready ]] && break; kill -0 "$charts" 2>/dev/null || break; sleep 0.1; done
 [[ -e $tmp/ready ]] || { wait "$charts" || true; fail "the charts did not load"; }
 spawn_load "$n" 3 100
+# And one task whose three attempts fail, for its time line.
+sql "SELECT cafmq.spawn('fail_always', NULL, max_attempts => 3,
+                        backoff => '200 ms', backoff_cap => '200 ms')" >/dev/null
 wait "$charts" || fail "the charts run failed"
 [[ $(sql "SELECT count(*) FROM cafmq.tasks WHERE state = 'completed'") == "$n" ]] \
   || fail "not every task completed"

@@ -5,7 +5,9 @@ spawns N tasks), and while the runner drains them checks that the charts'
 points move and match /api/series: the completed rate of the last point
 drawn, the number of points, and the handler occupancy. Once every task
 completed, the completions the API counted over its points are exactly N.
-Opens a completed task's time line. Saves screenshots to OUTDIR.
+Opens a completed task's time line, and that of the task that failed all
+of its three attempts: each attempt drawn with its ending, as the API
+lists them. Saves screenshots to OUTDIR.
 
     dashboard_charts.py BASE N READY OUTDIR
 """
@@ -119,3 +121,32 @@ with browser() as b:
         sys.exit(f"FAIL: the time line shows {parts}")
     print(f"a completed task's time line: {' -> '.join(parts)}")
     b.screenshot(os.path.join(outdir, "5-timeline.png"))
+
+    # A task whose three attempts failed: each drawn, running then failed,
+    # with the waits for its retries between them, as the API lists them.
+    b.js("document.getElementById('f-state').value = 'failed'")
+    b.click("#filters button.primary")
+    failed = wait_until("the failed task in the list", lambda: b.js(
+        "const r = document.querySelector('#tasks tr[data-state=failed]');"
+        "return r ? r.dataset.id : null"), timeout=60)
+    b.click("#tasks tr[data-state=failed] td.id")
+    wait_until("its detail", lambda: b.js(
+        "return document.getElementById('d-id').textContent") == failed)
+    attempts = api(f"/api/tasks/{failed}")["attempts"]
+    if [(a["attempt"], a["outcome"]) for a in attempts] != [
+            (1, "failed"), (2, "failed"), (3, "failed")]:
+        sys.exit(f"FAIL: the API lists the attempts {attempts}")
+    drawn = b.js("return [...document.querySelectorAll('#d-timeline rect')]"
+                 ".map((r) => [r.dataset.part, r.dataset.attempt || ''])")
+    ran = [p for p in drawn if p[0] in ("running", "failed")]
+    want = [[p, str(i)] for i in (1, 2, 3) for p in ("running", "failed")]
+    if ran != want or [p[0] for p in drawn].count("backoff") != 2:
+        sys.exit(f"FAIL: the failed task's time line shows {drawn}")
+    listed = b.js("return [...document.querySelectorAll('#d-attempts li')]"
+                  ".map((li) => li.textContent)")
+    if len(listed) != 3 or any(f"attempt {i + 1} fails" not in x
+                               for i, x in enumerate(listed)):
+        sys.exit(f"FAIL: the attempts listed are {listed}")
+    print("a failed task's time line: " + " -> ".join(
+        p + (f"({a})" if a else "") for p, a in drawn))
+    b.screenshot(os.path.join(outdir, "6-attempts.png"))

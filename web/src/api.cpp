@@ -109,6 +109,7 @@ json to_json(const task_detail& x) {
   result["backoff_ms"] = millis(x.backoff);
   result["backoff_cap_ms"] = millis(x.backoff_cap);
   result["lost_attempts"] = x.lost_attempts;
+  result["attempts"] = attempts_json(x.attempts);
   return result;
 }
 

@@ -10,7 +10,8 @@
 // (a minute at most) until the SQL condition in its payload
 // ({"until": "...", "ms": N}) holds and N ms more, then records like
 // "record" with payload 0: a handler that waits for an event other
-// runners cause, so that a test need not hope for an interleaving; it
+// runners cause, so that a test need not hope for an interleaving, and
+// "fail_always", whose every attempt fails (retryable) after 50 ms; it
 // exits once no live task is left. With
 // CAFMQ_E2E_PIDFILE set it writes its pid there once its runner started.
 // With CAFMQ_E2E_STOP_AFTER_MS set it stops after that long instead
@@ -155,6 +156,13 @@ caf::error ignore_cancel(current_task&) {
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
 }
 
+// Fails every attempt (retryable), after a moment of work.
+caf::error fail_always(current_task& task) {
+  work_for(task, std::chrono::milliseconds{50});
+  return make_error(errc::database,
+                    "attempt " + std::to_string(task.attempt()) + " fails");
+}
+
 caf::error die(current_task&) {
   std::abort();
 }
@@ -207,6 +215,7 @@ int run_runner(const arguments& args) {
   tasks->add({"record", record, {}});
   tasks->add({"wait_cancel", wait_cancel, {}});
   tasks->add({"die", die, {}});
+  tasks->add({"fail_always", fail_always, {}});
   tasks->add({"hold", hold, {}});
   tasks->add({"gate", gate, {}});
   tasks->add({"ignore_cancel", ignore_cancel, {}});
