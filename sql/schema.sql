@@ -92,13 +92,13 @@ BEGIN
 END
 $_$;
 
-CREATE FUNCTION cafmq.attempt_entry(p_attempt integer, p_started timestamp with time zone, p_ended timestamp with time zone, p_outcome text, p_error text, p_node text, p_retry_at timestamp with time zone) RETURNS jsonb
+CREATE FUNCTION cafmq.attempt_entry(p_attempt integer, p_started timestamp with time zone, p_ended timestamp with time zone, p_outcome text, p_error text, p_node text, p_retry_at timestamp with time zone, p_worker text DEFAULT NULL::text) RETURNS jsonb
     LANGUAGE sql STABLE
     AS $$
   SELECT jsonb_strip_nulls(jsonb_build_object(
            'attempt', p_attempt, 'started_at', p_started,
            'ended_at', p_ended, 'outcome', p_outcome, 'error', p_error,
-           'node', p_node, 'retry_at', p_retry_at))
+           'node', p_node, 'worker', p_worker, 'retry_at', p_retry_at))
 $$;
 
 CREATE FUNCTION cafmq.cancel(p_id uuid) RETURNS text
@@ -743,7 +743,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[]) RETURNS SETOF uuid
+CREATE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[], p_results jsonb[] DEFAULT NULL::jsonb[], p_workers text[] DEFAULT NULL::text[]) RETURNS SETOF uuid
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
@@ -753,40 +753,15 @@ DECLARE
 BEGIN
   WITH ended AS (
     DELETE FROM cafmq.tasks_live t
-     USING unnest(p_ids, p_attempts) AS f (id, attempt)
+     USING unnest(p_ids, p_attempts, p_results, p_workers)
+           AS f (id, attempt, result, worker)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t),
+    RETURNING t, f.result, f.worker),
   done AS (
     INSERT INTO cafmq.tasks_history
     SELECT h.* FROM ended e,
-           cafmq.finished_row(e.t, 'completed', NULL, NULL, 0) h
-    RETURNING id, channel_name, ordered)
-  SELECT array_agg(done.id),
-         array_agg(done.channel_name) FILTER (WHERE done.ordered)
-    INTO v_done, v_wake FROM done;
-  PERFORM cafmq.notify_ready(v_wake);
-  PERFORM cafmq.publish_status(v_done);
-  RETURN QUERY SELECT unnest(v_done);
-END
-$$;
-
-CREATE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[], p_results jsonb[]) RETURNS SETOF uuid
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$
-DECLARE
-  v_done uuid[];
-  v_wake text[];
-BEGIN
-  WITH ended AS (
-    DELETE FROM cafmq.tasks_live t
-     USING unnest(p_ids, p_attempts, p_results) AS f (id, attempt, result)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t, f.result),
-  done AS (
-    INSERT INTO cafmq.tasks_history
-    SELECT h.* FROM ended e,
-           cafmq.finished_row(e.t, 'completed', NULL, e.result, 0) h
+           cafmq.finished_row(e.t, 'completed', NULL, e.result, 0,
+                              e.worker) h
     RETURNING id, channel_name, ordered)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
@@ -810,7 +785,7 @@ CREATE FUNCTION cafmq.expire_reservations(p_limit integer) RETURNS bigint
   SELECT count(*) FROM gone
 $$;
 
-CREATE FUNCTION cafmq.fail(p_ids uuid[], p_attempts integer[], p_errors text[], p_retryable boolean[]) RETURNS TABLE(id uuid, state cafmq.task_state, run_at timestamp with time zone)
+CREATE FUNCTION cafmq.fail(p_ids uuid[], p_attempts integer[], p_errors text[], p_retryable boolean[], p_workers text[] DEFAULT NULL::text[]) RETURNS TABLE(id uuid, state cafmq.task_state, run_at timestamp with time zone)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
@@ -826,13 +801,14 @@ BEGIN
          SELECT 'pending'::cafmq.task_state, r.at, f.error, 0,
                 coalesce(t.earlier_attempts, '[]')
                 || cafmq.attempt_entry(t.attempt, t.started_at, now(),
-                                       'failed', f.error, t.node, r.at)
+                                       'failed', f.error, t.node, r.at,
+                                       f.worker)
            FROM (SELECT now() + cafmq.retry_delay(
                    t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter,
                    f.draw)) AS r (at))
     FROM (SELECT u.*, random() AS draw
-            FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
-                 AS u (id, attempt, error, retryable)) AS f
+            FROM unnest(p_ids, p_attempts, p_errors, p_retryable, p_workers)
+                 AS u (id, attempt, error, retryable, worker)) AS f
    WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
      AND f.retryable AND t.attempt < t.max_attempts AND NOT t.cancel_requested
      AND (t.deadline IS NULL OR now() + cafmq.retry_delay(
@@ -841,16 +817,17 @@ BEGIN
   RETURNING t.id, t.state, t.run_at;
   WITH ended AS (
     DELETE FROM cafmq.tasks_live t
-     USING unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
+     USING unnest(p_ids, p_attempts, p_errors, p_workers)
+           AS f (id, attempt, error, worker)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t, f.error),
+    RETURNING t, f.error, f.worker),
   fin AS (
     INSERT INTO cafmq.tasks_history AS x
     SELECT h.* FROM ended e,
            cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
                                         THEN 'cancelled'
                                         ELSE 'failed' END::cafmq.task_state,
-                              e.error, NULL, 0) h
+                              e.error, NULL, 0, e.worker) h
     RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
          array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
@@ -899,6 +876,7 @@ CREATE TABLE cafmq.tasks_history (
     payload_json jsonb,
     payload_bytes bytea,
     earlier_attempts jsonb,
+    worker text,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -944,6 +922,7 @@ CREATE TABLE cafmq.tasks_live (
     payload_json jsonb,
     payload_bytes bytea,
     earlier_attempts jsonb,
+    worker text,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -958,7 +937,7 @@ CREATE TABLE cafmq.tasks_live (
 )
 WITH (fillfactor='80', autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_cost_delay='0', autovacuum_analyze_scale_factor='0.02');
 
-CREATE FUNCTION cafmq.finished_row(t cafmq.tasks_live, p_state cafmq.task_state, p_last_error text, p_result jsonb, p_lost_attempts integer) RETURNS SETOF cafmq.tasks_history
+CREATE FUNCTION cafmq.finished_row(t cafmq.tasks_live, p_state cafmq.task_state, p_last_error text, p_result jsonb, p_lost_attempts integer, p_worker text DEFAULT NULL::text) RETURNS SETOF cafmq.tasks_history
     LANGUAGE sql STABLE
     AS $$
   SELECT t.id, t.seq, t.name, t.channel_name, t.channel_args, p_state,
@@ -968,7 +947,7 @@ CREATE FUNCTION cafmq.finished_row(t cafmq.tasks_live, p_state cafmq.task_state,
          coalesce(p_last_error, t.last_error), t.created_at, t.started_at,
          now(), p_lost_attempts, t.backoff_jitter, t.attempt_base,
          t.priority, coalesce(p_result, t.result), t.payload_json,
-         t.payload_bytes, t.earlier_attempts
+         t.payload_bytes, t.earlier_attempts, p_worker
 $$;
 
 CREATE FUNCTION cafmq.fire_schedule(p_name text, p_ticks timestamp without time zone[], p_next timestamp without time zone, p_missed bigint) RETURNS integer
@@ -1557,21 +1536,21 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.task_attempts(p_id uuid) RETURNS TABLE(attempt integer, started_at timestamp with time zone, ended_at timestamp with time zone, outcome text, error text, node text, retry_at timestamp with time zone)
+CREATE FUNCTION cafmq.task_attempts(p_id uuid) RETURNS TABLE(attempt integer, started_at timestamp with time zone, ended_at timestamp with time zone, outcome text, error text, node text, worker text, retry_at timestamp with time zone)
     LANGUAGE sql STABLE
     AS $$
   SELECT a.attempt, a.started_at, a.ended_at, a.outcome, a.error, a.node,
-         a.retry_at
+         a.worker, a.retry_at
     FROM cafmq.tasks t,
          jsonb_to_recordset(coalesce(t.earlier_attempts, '[]'))
            AS a (attempt integer, started_at timestamptz,
                  ended_at timestamptz, outcome text, error text, node text,
-                 retry_at timestamptz)
+                 worker text, retry_at timestamptz)
    WHERE t.id = p_id
   UNION ALL
   SELECT t.attempt, t.started_at, t.finished_at, t.state::text,
          CASE WHEN t.state IN ('failed', 'cancelled') THEN t.last_error END,
-         t.node, NULL
+         t.node, t.worker, NULL
     FROM cafmq.tasks t
    WHERE t.id = p_id AND t.state IN ('running', 'completed', 'failed',
                                      'cancelled')
@@ -1611,7 +1590,8 @@ CREATE VIEW cafmq.tasks AS
     tasks_live.result,
     tasks_live.payload_json,
     tasks_live.payload_bytes,
-    tasks_live.earlier_attempts
+    tasks_live.earlier_attempts,
+    tasks_live.worker
    FROM cafmq.tasks_live
 UNION ALL
  SELECT tasks_history.id,
@@ -1643,7 +1623,8 @@ UNION ALL
     tasks_history.result,
     tasks_history.payload_json,
     tasks_history.payload_bytes,
-    tasks_history.earlier_attempts
+    tasks_history.earlier_attempts,
+    tasks_history.worker
    FROM cafmq.tasks_history;
 
 CREATE FUNCTION cafmq.task_matches(t cafmq.tasks, p_states cafmq.task_state[], p_name text, p_channel text, p_older_us bigint, p_newer_us bigint) RETURNS boolean
@@ -1817,6 +1798,7 @@ CREATE TABLE cafmq.tasks_history_default (
     payload_json jsonb,
     payload_bytes bytea,
     earlier_attempts jsonb,
+    worker text,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),

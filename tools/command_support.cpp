@@ -78,6 +78,8 @@ void print_attempts(const std::vector<attempt_record>& xs) {
       std::cout << " ended=" << fmt_time(*x.ended_at);
     if (x.node)
       std::cout << " node=" << *x.node;
+    if (x.worker)
+      std::cout << " worker=" << *x.worker;
     if (x.retry_at)
       std::cout << " retry_at=" << fmt_time(*x.retry_at);
     if (x.error)

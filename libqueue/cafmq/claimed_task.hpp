@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "cafmq/uuid.hpp"
 
@@ -53,12 +54,24 @@ struct attempt_ref {
 
 /// A failed attempt to record.
 struct attempt_failure {
+  attempt_failure() = default;
+
+  attempt_failure(attempt_ref ref, std::string error, bool retryable = true,
+                  std::string worker = {})
+    : ref(ref), error(std::move(error)), retryable(retryable),
+      worker(std::move(worker)) {
+    // nop
+  }
+
   /// The attempt that failed.
   attempt_ref ref;
   /// What went wrong; stored as the task's last error.
   std::string error;
   /// False: fail the task now, whatever attempts are left.
   bool retryable = true;
+  /// The worker node or worker process that ran the attempt; "": the
+  /// runner that claimed it.
+  std::string worker;
 };
 
 } // namespace cafmq

@@ -42,6 +42,11 @@ public:
   /// Called after the attempt completed inside a caller's transaction.
   virtual void completed_in_transaction(const attempt_ref& x);
 
+  /// The worker node or worker process that runs the attempt, recorded with
+  /// a completion in the caller's transaction; "" (the default): the runner
+  /// that claimed it.
+  virtual std::string worker() const;
+
   /// Whether the attempt may be completed or checkpointed inside a caller's
   /// transaction; an error says why not (a worker node has no database).
   virtual caf::error may_write_in_transaction(const attempt_ref& x);

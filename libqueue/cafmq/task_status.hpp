@@ -84,8 +84,11 @@ struct attempt_record {
   std::string outcome;
   /// Its error, where it failed, was lost or was cancelled with one.
   std::optional<std::string> error;
-  /// The runner that ran it.
+  /// The runner whose claim it was.
   std::optional<std::string> node;
+  /// The worker node or worker process that ran it; unset: the runner did
+  /// (or it is unknown: a lost attempt, one still running).
+  std::optional<std::string> worker;
   /// When the next attempt could start, after a retried failure or a retry
   /// by hand.
   std::optional<task_status::time_point> retry_at;

@@ -145,6 +145,8 @@ caf::expected<task_detail> inspect_task(pqxx::connection_base& conn,
         x.error = a["error"].as<std::string>();
       if (!a["node"].is_null())
         x.node = a["node"].as<std::string>();
+      if (!a["worker"].is_null())
+        x.worker = a["worker"].as<std::string>();
       x.retry_at = detail::to_time(a["retry_at_us"]);
       result.attempts.push_back(std::move(x));
     }

@@ -21,6 +21,10 @@ caf::error task_backend::may_write_in_transaction(const attempt_ref&) {
   return caf::none;
 }
 
+std::string task_backend::worker() const {
+  return {};
+}
+
 caf::error stale_attempt_error(const attempt_ref& x) {
   return make_error(errc::stale_attempt, "attempt " + std::to_string(x.attempt)
                                            + " of task " + to_string(x.id)
@@ -100,7 +104,7 @@ caf::error current_task::complete(pqxx::transaction_base& tx) {
   if (auto err = backend_->may_write_in_transaction(ref()))
     return end_transaction(tx, std::move(err));
   auto err = guarded([&]() -> caf::error {
-    if (detail::complete(tx, {ref()}, {result_}).empty())
+    if (detail::complete(tx, {ref()}, {result_}, {backend_->worker()}).empty())
       return stale_attempt_error(ref());
     tx.commit();
     return caf::none;

@@ -96,9 +96,10 @@ caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
 
 caf::expected<std::vector<uuid>>
 queue_connection::complete(const std::vector<attempt_ref>& xs,
-                           const std::vector<std::string>& results) {
+                           const std::vector<std::string>& results,
+                           const std::vector<std::string>& workers) {
   return impl_->run_one([&](pqxx::transaction_base& tx) {
-    return detail::complete(tx, xs, results);
+    return detail::complete(tx, xs, results, workers);
   });
 }
 
@@ -119,11 +120,12 @@ queue_connection::record(const std::vector<attempt_ref>& completed,
                          const std::vector<attempt_failure>& failed,
                          const std::vector<attempt_ref>& released,
                          const std::vector<std::string>& results,
-                         const std::vector<attempt_ref>& abandoned) {
+                         const std::vector<attempt_ref>& abandoned,
+                         const std::vector<std::string>& workers) {
   auto write = [&](pqxx::transaction_base& tx) {
     recorded_outcomes result;
     if (!completed.empty())
-      result.completed = detail::complete(tx, completed, results);
+      result.completed = detail::complete(tx, completed, results, workers);
     if (!failed.empty())
       result.failed = detail::fail(tx, failed);
     if (!released.empty())

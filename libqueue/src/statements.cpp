@@ -117,24 +117,34 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
   return result;
 }
 
+namespace {
+
+// One value per attempt, NULL where `xs` has "" or none; nullopt (a NULL
+// array) when every one is NULL.
+std::optional<std::string> sparse_array(const std::vector<std::string>& xs,
+                                        size_t n) {
+  if (std::all_of(xs.begin(), xs.end(),
+                  [](const std::string& x) { return x.empty(); }))
+    return std::nullopt;
+  std::vector<std::optional<std::string>> values;
+  values.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    if (i < xs.size() && !xs[i].empty())
+      values.emplace_back(xs[i]);
+    else
+      values.emplace_back();
+  return optional_text_array(values);
+}
+
+} // namespace
+
 std::vector<uuid> complete(pqxx::transaction_base& tx,
                            const std::vector<attempt_ref>& xs,
-                           const std::vector<std::string>& results) {
-  auto with_result = [](const std::string& x) {
-    return !x.empty();
-  };
-  if (std::none_of(results.begin(), results.end(), with_result))
-    return fenced_batch(tx, sql::complete, xs);
-  std::vector<std::optional<std::string>> json;
-  json.reserve(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i)
-    if (i < results.size() && !results[i].empty())
-      json.emplace_back(results[i]);
-    else
-      json.emplace_back();
-  return ids_in(
-    tx.exec_params(sql::complete_with_results, uuid_array(ids_of(xs)),
-                   int_array(attempts_of(xs)), optional_text_array(json)));
+                           const std::vector<std::string>& results,
+                           const std::vector<std::string>& workers) {
+  return ids_in(tx.exec_params(
+    sql::complete, uuid_array(ids_of(xs)), int_array(attempts_of(xs)),
+    sparse_array(results, xs.size()), sparse_array(workers, xs.size())));
 }
 
 std::vector<uuid> release(pqxx::transaction_base& tx,
@@ -155,7 +165,9 @@ std::vector<fail_result> fail(pqxx::transaction_base& tx,
   std::vector<int> attempts;
   std::vector<std::string> errors;
   std::vector<bool> retryable;
+  std::vector<std::string> workers;
   for (const auto& x : xs) {
+    workers.push_back(x.worker);
     ids.push_back(x.ref.id);
     attempts.push_back(x.ref.attempt);
     // PostgreSQL text cannot hold NUL or invalid UTF-8; keep what it can.
@@ -169,7 +181,8 @@ std::vector<fail_result> fail(pqxx::transaction_base& tx,
     retryable.push_back(x.retryable);
   }
   auto rows = tx.exec_params(sql::fail, uuid_array(ids), int_array(attempts),
-                             text_array(errors), bool_array(retryable));
+                             text_array(errors), bool_array(retryable),
+                             sparse_array(workers, xs.size()));
   std::vector<fail_result> result;
   for (const auto& row : rows)
     result.push_back(

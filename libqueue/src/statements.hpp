@@ -20,10 +20,12 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                    const claim_cursor& cursor);
 
 /// Returns the ids completed now. `results` is empty, or holds one JSON
-/// result per attempt ("" where none).
+/// result per attempt ("" where none); `workers` is empty, or names the
+/// worker that ran each attempt ("" where the runner did).
 std::vector<uuid> complete(pqxx::transaction_base& tx,
                            const std::vector<attempt_ref>& xs,
-                           const std::vector<std::string>& results = {});
+                           const std::vector<std::string>& results = {},
+                           const std::vector<std::string>& workers = {});
 
 /// Gives back attempts that never started; returns the ids given back.
 std::vector<uuid> release(pqxx::transaction_base& tx,

@@ -67,6 +67,7 @@ json attempts_json(const std::vector<attempt_record>& xs) {
                           {"outcome", x.outcome},
                           {"error", optional_value(x.error)},
                           {"node", optional_value(x.node)},
+                          {"worker", optional_value(x.worker)},
                           {"retry_at", optional_time(x.retry_at)}});
   return result;
 }

@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 
 -- One entry of a task's earlier_attempts (migration 0017): attempt
--- p_attempt ran from p_started to p_ended on p_node and ended with
+-- p_attempt ran from p_started to p_ended on p_node (on its worker
+-- p_worker, where a worker node or process ran it) and ended with
 -- p_outcome ('failed': it failed and is retried at p_retry_at; 'lost': its
 -- lease expired; or the final state of a task retried by hand), with
 -- p_error. Keys whose value is NULL are left out. Task detail reads the
@@ -13,7 +14,8 @@ CREATE OR REPLACE FUNCTION cafmq.attempt_entry(
     p_outcome text,
     p_error text,
     p_node text,
-    p_retry_at timestamptz)
+    p_retry_at timestamptz,
+    p_worker text DEFAULT NULL)
  RETURNS jsonb
  LANGUAGE sql
  STABLE
@@ -21,5 +23,5 @@ AS $$
   SELECT jsonb_strip_nulls(jsonb_build_object(
            'attempt', p_attempt, 'started_at', p_started,
            'ended_at', p_ended, 'outcome', p_outcome, 'error', p_error,
-           'node', p_node, 'retry_at', p_retry_at))
+           'node', p_node, 'worker', p_worker, 'retry_at', p_retry_at))
 $$;

@@ -2,42 +2,15 @@
 
 -- Completes the given attempts, moving their tasks to the history. Fenced:
 -- an attempt that is no longer current (re-claimed, finished, cleared)
--- changes nothing. Returns the ids completed.
-CREATE OR REPLACE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[])
- RETURNS SETOF uuid
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $$
-DECLARE
-  v_done uuid[];
-  v_wake text[];
-BEGIN
-  WITH ended AS (
-    DELETE FROM cafmq.tasks_live t
-     USING unnest(p_ids, p_attempts) AS f (id, attempt)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t),
-  done AS (
-    INSERT INTO cafmq.tasks_history
-    SELECT h.* FROM ended e,
-           cafmq.finished_row(e.t, 'completed', NULL, NULL, 0) h
-    RETURNING id, channel_name, ordered)
-  SELECT array_agg(done.id),
-         array_agg(done.channel_name) FILTER (WHERE done.ordered)
-    INTO v_done, v_wake FROM done;
-  PERFORM cafmq.notify_ready(v_wake);
-  PERFORM cafmq.publish_status(v_done);
-  RETURN QUERY SELECT unnest(v_done);
-END
-$$;
-
--- Completes the given attempts like complete(p_ids, p_attempts), storing
--- each one's result (what its handler passed to complete()) in the same
--- statement.
+-- changes nothing. p_results holds each one's result (what its handler
+-- passed to complete(); NULL where none) and p_workers the worker node or
+-- worker process that ran it (NULL: its runner did), stored in the same
+-- statement; either may be NULL as a whole. Returns the ids completed.
 CREATE OR REPLACE FUNCTION cafmq.complete(
     p_ids uuid[],
     p_attempts integer[],
-    p_results jsonb[])
+    p_results jsonb[] DEFAULT NULL,
+    p_workers text[] DEFAULT NULL)
  RETURNS SETOF uuid
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -48,13 +21,15 @@ DECLARE
 BEGIN
   WITH ended AS (
     DELETE FROM cafmq.tasks_live t
-     USING unnest(p_ids, p_attempts, p_results) AS f (id, attempt, result)
+     USING unnest(p_ids, p_attempts, p_results, p_workers)
+           AS f (id, attempt, result, worker)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t, f.result),
+    RETURNING t, f.result, f.worker),
   done AS (
     INSERT INTO cafmq.tasks_history
     SELECT h.* FROM ended e,
-           cafmq.finished_row(e.t, 'completed', NULL, e.result, 0) h
+           cafmq.finished_row(e.t, 'completed', NULL, e.result, 0,
+                              e.worker) h
     RETURNING id, channel_name, ordered)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)

@@ -6,12 +6,15 @@
 -- draw per failure serves both the retry time and the deadline check);
 -- any other ends failed, or cancelled if a cancel was asked, and moves to
 -- the history. A retried attempt is appended to the task's
--- earlier_attempts. Returns each task's new state and run_at.
+-- earlier_attempts. p_workers names the worker node or process that ran
+-- each attempt (NULL: its runner), kept with it. Returns each task's new
+-- state and run_at.
 CREATE OR REPLACE FUNCTION cafmq.fail(
     p_ids uuid[],
     p_attempts integer[],
     p_errors text[],
-    p_retryable boolean[])
+    p_retryable boolean[],
+    p_workers text[] DEFAULT NULL)
  RETURNS TABLE(id uuid, state cafmq.task_state, run_at timestamp with time zone)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -28,13 +31,14 @@ BEGIN
          SELECT 'pending'::cafmq.task_state, r.at, f.error, 0,
                 coalesce(t.earlier_attempts, '[]')
                 || cafmq.attempt_entry(t.attempt, t.started_at, now(),
-                                       'failed', f.error, t.node, r.at)
+                                       'failed', f.error, t.node, r.at,
+                                       f.worker)
            FROM (SELECT now() + cafmq.retry_delay(
                    t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter,
                    f.draw)) AS r (at))
     FROM (SELECT u.*, random() AS draw
-            FROM unnest(p_ids, p_attempts, p_errors, p_retryable)
-                 AS u (id, attempt, error, retryable)) AS f
+            FROM unnest(p_ids, p_attempts, p_errors, p_retryable, p_workers)
+                 AS u (id, attempt, error, retryable, worker)) AS f
    WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
      AND f.retryable AND t.attempt < t.max_attempts AND NOT t.cancel_requested
      AND (t.deadline IS NULL OR now() + cafmq.retry_delay(
@@ -43,16 +47,17 @@ BEGIN
   RETURNING t.id, t.state, t.run_at;
   WITH ended AS (
     DELETE FROM cafmq.tasks_live t
-     USING unnest(p_ids, p_attempts, p_errors) AS f (id, attempt, error)
+     USING unnest(p_ids, p_attempts, p_errors, p_workers)
+           AS f (id, attempt, error, worker)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-    RETURNING t, f.error),
+    RETURNING t, f.error, f.worker),
   fin AS (
     INSERT INTO cafmq.tasks_history AS x
     SELECT h.* FROM ended e,
            cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
                                         THEN 'cancelled'
                                         ELSE 'failed' END::cafmq.task_state,
-                              e.error, NULL, 0) h
+                              e.error, NULL, 0, e.worker) h
     RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
          array_agg(fin.channel_name) FILTER (WHERE fin.ordered)

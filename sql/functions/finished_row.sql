@@ -2,8 +2,9 @@
 
 -- The history row of live task `t` as it finishes now in state p_state:
 -- finished_at is now, the commit deadline gone, p_last_error and p_result
--- replace the task's own where given, and p_lost_attempts is its count of
--- lost attempts in a row. Every statement that finishes tasks moves them
+-- replace the task's own where given, p_lost_attempts is its count of
+-- lost attempts in a row, and p_worker the worker node or process that ran
+-- its last attempt (NULL: its runner, or none). Every statement that finishes tasks moves them
 -- with it, in one statement:
 --   WITH ended AS (DELETE FROM cafmq.tasks_live t ... RETURNING t)
 --   INSERT INTO cafmq.tasks_history
@@ -15,7 +16,8 @@ CREATE OR REPLACE FUNCTION cafmq.finished_row(
     p_state cafmq.task_state,
     p_last_error text,
     p_result jsonb,
-    p_lost_attempts integer)
+    p_lost_attempts integer,
+    p_worker text DEFAULT NULL)
  RETURNS SETOF cafmq.tasks_history
  LANGUAGE sql
  STABLE
@@ -27,5 +29,5 @@ AS $$
          coalesce(p_last_error, t.last_error), t.created_at, t.started_at,
          now(), p_lost_attempts, t.backoff_jitter, t.attempt_base,
          t.priority, coalesce(p_result, t.result), t.payload_json,
-         t.payload_bytes, t.earlier_attempts
+         t.payload_bytes, t.earlier_attempts, p_worker
 $$;

@@ -8,22 +8,22 @@
 CREATE OR REPLACE FUNCTION cafmq.task_attempts(p_id uuid)
  RETURNS TABLE(attempt integer, started_at timestamptz,
                ended_at timestamptz, outcome text, error text, node text,
-               retry_at timestamptz)
+               worker text, retry_at timestamptz)
  LANGUAGE sql
  STABLE
 AS $$
   SELECT a.attempt, a.started_at, a.ended_at, a.outcome, a.error, a.node,
-         a.retry_at
+         a.worker, a.retry_at
     FROM cafmq.tasks t,
          jsonb_to_recordset(coalesce(t.earlier_attempts, '[]'))
            AS a (attempt integer, started_at timestamptz,
                  ended_at timestamptz, outcome text, error text, node text,
-                 retry_at timestamptz)
+                 worker text, retry_at timestamptz)
    WHERE t.id = p_id
   UNION ALL
   SELECT t.attempt, t.started_at, t.finished_at, t.state::text,
          CASE WHEN t.state IN ('failed', 'cancelled') THEN t.last_error END,
-         t.node, NULL
+         t.node, t.worker, NULL
     FROM cafmq.tasks t
    WHERE t.id = p_id AND t.state IN ('running', 'completed', 'failed',
                                      'cancelled')

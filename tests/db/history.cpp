@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cafmq/admin.hpp"
+#include "cafmq/current_task.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
 
@@ -382,6 +383,78 @@ CAF_TEST(a retry by hand keeps the attempt the task ended with once) {
   CAF_REQUIRE_EQUAL(b.size(), 1u);
   CAF_CHECK_EQUAL(b[0].outcome, "failed");
   CAF_CHECK_EQUAL(b[0].error.value_or(""), "later");
+}
+
+CAF_TEST(the worker that ran an attempt is kept with it) {
+  auto id = spawn_builder{"t"}.retries(2).backoff(1h).spawn(*conn)->id;
+  auto q = poller();
+  auto t1 = claim_one(*q, "t");
+  CAF_REQUIRE(
+    q->fail({attempt_failure{{id, t1.attempt}, "first", true, "w1"}}));
+  age_task(*conn, id, 7200);
+  auto t2 = claim_one(*q, "t");
+  CAF_REQUIRE_EQUAL(q->complete({{id, t2.attempt}}, {}, {"w2"})->size(), 1u);
+  auto a = inspect_task(*conn, id)->attempts;
+  CAF_REQUIRE_EQUAL(a.size(), 2u);
+  CAF_CHECK_EQUAL(a[0].worker.value_or(""), "w1");
+  CAF_CHECK_EQUAL(a[1].worker.value_or(""), "w2");
+  CAF_CHECK_EQUAL(query_value<std::string>(
+                    "SELECT worker FROM cafmq.tasks_history WHERE id = '"
+                    + to_string(id) + "'"),
+                  "w2");
+  // A batch where one attempt ran on a worker and one on the runner; a
+  // failure for good on a worker.
+  auto on_runner = spawn_builder{"r"}.spawn(*conn)->id;
+  auto on_worker = spawn_builder{"r"}.spawn(*conn)->id;
+  auto failing = spawn_builder{"f"}.spawn(*conn)->id;
+  auto batch = claim_or_throw(*q, request({"r"}, 2)).tasks;
+  CAF_REQUIRE_EQUAL(batch.size(), 2u);
+  std::vector<attempt_ref> refs;
+  std::vector<std::string> workers;
+  for (auto& t : batch) {
+    refs.push_back({t.id, t.attempt});
+    workers.push_back(t.id == on_worker ? "w3" : "");
+  }
+  CAF_REQUIRE_EQUAL(q->complete(refs, {}, workers)->size(), 2u);
+  auto f = claim_one(*q, "f");
+  CAF_REQUIRE(
+    q->fail({attempt_failure{{failing, f.attempt}, "no", false, "w4"}}));
+  CAF_CHECK(!inspect_task(*conn, on_runner)->attempts.at(0).worker);
+  CAF_CHECK_EQUAL(
+    inspect_task(*conn, on_worker)->attempts.at(0).worker.value_or(""), "w3");
+  auto fa = inspect_task(*conn, failing)->attempts;
+  CAF_REQUIRE_EQUAL(fa.size(), 1u);
+  CAF_CHECK_EQUAL(fa[0].outcome, "failed");
+  CAF_CHECK_EQUAL(fa[0].worker.value_or(""), "w4");
+}
+
+CAF_TEST(a completion in the handler transaction names its worker) {
+  struct worker_backend : task_backend {
+    caf::error complete(const attempt_ref&, const std::string&) override {
+      return caf::none;
+    }
+    caf::error checkpoint(const attempt_ref&,
+                          const cafmq::checkpoint&) override {
+      return caf::none;
+    }
+    caf::error keep_alive(const attempt_ref&,
+                          std::chrono::microseconds) override {
+      return caf::none;
+    }
+    std::string worker() const override {
+      return "w5";
+    }
+  };
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  current_task task{claim_one(*q, "t"), std::make_shared<worker_backend>()};
+  auto other = connect();
+  pqxx::work tx{*other};
+  CAF_REQUIRE(!task.complete(tx));
+  auto a = inspect_task(*conn, id)->attempts;
+  CAF_REQUIRE_EQUAL(a.size(), 1u);
+  CAF_CHECK_EQUAL(a[0].outcome, "completed");
+  CAF_CHECK_EQUAL(a[0].worker.value_or(""), "w5");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -2,10 +2,12 @@
 #define CAF_SUITE node
 #include <caf/test/unit_test.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 #include <caf/all.hpp>
@@ -577,6 +579,15 @@ CAF_TEST(a TLS peer with a certificate of another CA is refused) {
     CAF_MESSAGE("refused: " << render(node.error()));
   }
   {
+    // A client that trusts the node but shows a certificate of another CA:
+    // the node refuses it.
+    auto foreign = tls_of("intruder");
+    client stranger{foreign};
+    auto node = connect_node(*stranger.sys, where, 10s);
+    CAF_REQUIRE(!node);
+    CAF_CHECK_EQUAL(code_of(node.error()), errc::access_denied);
+  }
+  {
     // A client whose certificate the node accepts but which does not trust
     // the node's: the handshake fails on the client's side, which sees a
     // failed connect, yet the node is there and takes connections.
@@ -606,6 +617,9 @@ CAF_TEST(a TLS peer with a certificate of another CA is refused) {
     CAF_CHECK_EQUAL(code_of(node.error()), errc::access_denied);
     CAF_MESSAGE("plain: " << render(node.error()));
   }
+  // A TLS client that shows no certificate at all (not one of ours).
+  sh("openssl s_client -connect 127.0.0.1:" + std::to_string(n.port)
+     + " -CAfile " + dir + "/ca.pem </dev/null >/dev/null 2>&1 || true");
   // The CLI says refused (exit 4), not unreachable (exit 3).
   std::string out;
   auto cli_rc = finish_process(
@@ -616,6 +630,37 @@ CAF_TEST(a TLS peer with a certificate of another CA is refused) {
   CAF_MESSAGE("cafmq node: " << out);
   ::kill(n.pid, SIGTERM);
   n.finish();
+  // The node logged each refusal with the peer's address: the stranger's
+  // certificate from another CA, the client without a certificate (and a
+  // plain client, when its bytes reached the handshake before it gave up:
+  // not always); and the refusals of its own certificate by the clients
+  // that trust another CA (the intruder and the distrustful one).
+  auto lines = [&](const std::string& what) {
+    std::vector<std::string> result;
+    std::istringstream in{n.output};
+    for (std::string line; std::getline(in, line);)
+      if (line.find("msg=\"" + what + "\"") != std::string::npos
+          && line.find(" peer=127.0.0.1:") != std::string::npos)
+        result.push_back(line);
+    return result;
+  };
+  auto refused = lines("refused a TLS handshake");
+  auto refusing = lines("a peer refused the TLS handshake");
+  for (const auto& line : refused)
+    CAF_MESSAGE(line);
+  for (const auto& line : refusing)
+    CAF_MESSAGE(line);
+  auto with = [&](const std::string& alert) {
+    return std::count_if(refused.begin(), refused.end(), [&](auto& line) {
+      return line.find(alert) != std::string::npos;
+    });
+  };
+  CAF_CHECK_GREATER_OR_EQUAL(with("alert=\"unknown CA\""), 1);
+  CAF_CHECK_EQUAL(with("alert=\"certificate required\""), 1);
+  CAF_CHECK_GREATER_OR_EQUAL(refusing.size(), 2u);
+  CAF_CHECK(std::all_of(refusing.begin(), refusing.end(), [](auto& line) {
+    return line.find("alert=\"unknown CA\"") != std::string::npos;
+  }));
   // A certificate that is not there is refused before publishing (CAF
   // would abort the process at the first connection).
   out.clear();

@@ -168,6 +168,19 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
                      "'worker node a lost: %' AND (attempt < 2 OR state <> "
                      "'completed')"),
     0);
+  // Each task names the worker that ran its completed attempt, and each
+  // lost attempt the worker it was lost with.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks t JOIN "
+                                   "ledger l ON l.id = t.id AND l.attempt = "
+                                   "t.attempt WHERE t.worker IS DISTINCT FROM "
+                                   "l.node"),
+                  0);
+  CAF_CHECK_EQUAL(
+    query_value<int>("SELECT count(*) FROM cafmq.tasks t WHERE "
+                     "last_error LIKE 'worker node a lost: %' "
+                     "AND NOT t.earlier_attempts @> '[{\"outcome\": "
+                     "\"failed\", \"worker\": \"a\"}]'"),
+    0);
 }
 
 CAF_TEST(worker nodes given the database complete in their own transactions) {
@@ -194,6 +207,11 @@ CAF_TEST(worker nodes given the database complete in their own transactions) {
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM tx_ledger l JOIN "
                                    "cafmq.tasks t ON t.id = l.id AND "
                                    "t.attempt = l.attempt"),
+                  total);
+  // Each names the worker whose transaction completed it.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM tx_ledger l JOIN "
+                                   "cafmq.tasks t ON t.id = l.id AND "
+                                   "t.worker IS NOT DISTINCT FROM l.node"),
                   total);
   CAF_CHECK_GREATER(
     query_value<int>("SELECT count(*) FROM tx_ledger WHERE node = 'a'"), 0);

@@ -56,6 +56,10 @@ caf::error check_node_options(caf::actor_system& sys, const node_options& opts);
 
 /// Spawns a node actor for `runtime` behind a gate and publishes the gate
 /// on opts.host and *opts.port (0: any free port). Returns the bound port.
+/// With TLS, the handshakes refused on the port (a peer with no
+/// certificate, one from another CA, or without TLS) and those a peer
+/// refused are logged to `log` with the peer's address, until the gate
+/// ends.
 caf::expected<std::uint16_t> publish_node(caf::actor_system& sys,
                                           const runtime_actor& runtime,
                                           const node_options& opts,

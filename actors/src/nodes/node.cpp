@@ -16,6 +16,7 @@
 
 #include "cafmq/error.hpp"
 #include "nodes/node_auth.hpp"
+#include "nodes/tls_refusals.hpp"
 
 namespace cafmq::actors {
 
@@ -268,11 +269,15 @@ caf::expected<std::uint16_t> publish_node(caf::actor_system& sys,
                         + std::to_string(*opts.port) + ": "
                         + sys.render(port.error()));
   }
+  if (tls)
+    log_tls_refusals(*port, log);
   // The port closes when the gate ends (with the runtime).
   auto mm = tls ? sys.openssl_manager().actor_handle()
                 : sys.middleman().actor_handle();
   caf::actor_cast<caf::abstract_actor*>(g)->attach_functor(
-    [mm, addr = g.address(), bound = *port] {
+    [mm, addr = g.address(), bound = *port, tls] {
+      if (tls)
+        forget_tls_refusals(bound);
       caf::anon_send(mm, caf::unpublish_atom::value, addr, bound);
     });
   log(log_level::info, "node published",

@@ -25,10 +25,15 @@ class port_backend : public attempt_backend {
 public:
   port_backend(caf::actor_system& sys, worker_link_actor port,
                caf::timespan timeout, std::shared_ptr<executor::gate> gate,
-               bool has_database)
+               bool has_database, std::string node)
     : sys_(sys), port_(std::move(port)), timeout_(timeout),
-      gate_(std::move(gate)), has_database_(has_database) {
+      gate_(std::move(gate)), has_database_(has_database),
+      node_(std::move(node)) {
     // nop
+  }
+
+  std::string worker() const override {
+    return node_;
   }
 
   caf::error complete(const attempt_ref&, const std::string&) override {
@@ -79,6 +84,7 @@ private:
   caf::timespan timeout_;
   std::shared_ptr<executor::gate> gate_;
   bool has_database_;
+  std::string node_;
 };
 
 // The worker's own interface: its public one, and the executor threads'
@@ -134,7 +140,7 @@ void run(worker_ptr self, std::vector<claimed_task>& tasks) {
     st.running.emplace(ref, worker_state::held{token, task.name});
     auto backend = std::make_shared<port_backend>(
       self->system(), st.port, caf::timespan{st.cfg->request_timeout},
-      st.exec->system_gate(), !st.cfg->database_url.empty());
+      st.exec->system_gate(), !st.cfg->database_url.empty(), st.cfg->node);
     auto job = [task = std::move(task), token, ref, cfg = st.cfg, backend,
                 box = st.outbox,
                 me = caf::actor_cast<worker_impl_actor>(self)] {

@@ -38,8 +38,13 @@ write_batch to_batch(const std::vector<pending_outcome>& xs) {
         batch.results.resize(batch.completed.size());
         batch.results.back() = outcome.result;
       }
+      if (!outcome.worker.empty()) {
+        batch.workers.resize(batch.completed.size());
+        batch.workers.back() = outcome.worker;
+      }
     } else if (outcome.kind == task_outcome::failed)
-      batch.failed.push_back({outcome.ref, outcome.error, outcome.retryable});
+      batch.failed.push_back(
+        {outcome.ref, outcome.error, outcome.retryable, outcome.worker});
     else if (outcome.kind == task_outcome::released)
       batch.released.push_back(outcome.ref);
     else if (outcome.kind == task_outcome::abandoned)

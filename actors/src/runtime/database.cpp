@@ -239,7 +239,7 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
         [&](queue_connection& c) -> caf::expected<write_report> {
           auto recorded
             = c.record(batch.completed, batch.failed, batch.released,
-                       batch.results, batch.abandoned);
+                       batch.results, batch.abandoned, batch.workers);
           if (!recorded)
             return std::move(recorded.error());
           return to_report(std::move(*recorded));

@@ -144,10 +144,13 @@ public:
   caf::expected<claim_result> claim(const claim_request& req);
 
   /// Completes attempts; returns the ids completed (stale ones are left out).
-  /// `results` is empty, or one JSON result per attempt ("" where none).
+  /// `results` is empty, or one JSON result per attempt ("" where none);
+  /// `workers` is empty, or the worker that ran each ("" where the runner
+  /// did).
   caf::expected<std::vector<uuid>>
   complete(const std::vector<attempt_ref>& xs,
-           const std::vector<std::string>& results = {});
+           const std::vector<std::string>& results = {},
+           const std::vector<std::string>& workers = {});
 
   caf::expected<std::vector<fail_result>>
   /// Records failed attempts: a retryable failure with attempts left, whose
@@ -160,14 +163,15 @@ public:
   /// attempts that never started (`released`) and hands back attempts whose
   /// handlers were abandoned (`abandoned`, as `hand_back_attempts`: the
   /// attempt counts, the lease ends now), in one transaction. `results`
-  /// holds the JSON results of the completed ones, as in `complete`.
-  /// Returns what it completed and failed.
+  /// holds the JSON results of the completed ones and `workers` their
+  /// workers, as in `complete`. Returns what it completed and failed.
   caf::expected<recorded_outcomes>
   record(const std::vector<attempt_ref>& completed,
          const std::vector<attempt_failure>& failed,
          const std::vector<attempt_ref>& released = {},
          const std::vector<std::string>& results = {},
-         const std::vector<attempt_ref>& abandoned = {});
+         const std::vector<attempt_ref>& abandoned = {},
+         const std::vector<std::string>& workers = {});
 
   /// Gives back attempts claimed but never started: pending again at once,
   /// and the claim does not count as an attempt. Returns the ids given back.

@@ -28,6 +28,9 @@ struct write_batch {
   /// The JSON results of the completed ones, by index ("" where none);
   /// shorter than `completed` (often empty) when the last ones have none.
   std::vector<std::string> results;
+  /// The worker that ran each completed one, by index ("" where the runner
+  /// did); shorter than `completed` like `results`.
+  std::vector<std::string> workers;
   /// Attempts to record as failed.
   std::vector<attempt_failure> failed;
   /// Attempts to give back: never started, not counted as attempts.
@@ -107,7 +110,7 @@ namespace cafmq {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
   return f(caf::meta::type_name("cafmq::attempt_failure"), x.ref, x.error,
-           x.retryable);
+           x.retryable, x.worker);
 }
 
 template <class Inspector>
@@ -155,7 +158,7 @@ namespace cafmq::actors {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, write_batch& x) {
   return f(caf::meta::type_name("cafmq::write_batch"), x.completed, x.results,
-           x.failed, x.released, x.abandoned);
+           x.workers, x.failed, x.released, x.abandoned);
 }
 
 template <class Inspector>
