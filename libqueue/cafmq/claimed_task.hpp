@@ -54,8 +54,11 @@ struct attempt_ref {
 
 /// A failed attempt to record.
 struct attempt_failure {
+  /// An empty failure (for deserialization).
   attempt_failure() = default;
 
+  /// The failure of attempt `ref` with `error`; `retryable` and `worker` as
+  /// the members below.
   attempt_failure(attempt_ref ref, std::string error, bool retryable = true,
                   std::string worker = {})
     : ref(ref), error(std::move(error)), retryable(retryable),
