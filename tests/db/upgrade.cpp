@@ -16,13 +16,20 @@ using namespace cafmq::test;
 
 namespace {
 
-// Every task as JSON, by id (columns later migrations add are NULL: left out).
-std::map<std::string, std::string> rows(db_fixture& f) {
+// Every task as JSON, by id, with its JSON payload: from the payloads
+// table before schema 15, from the row after (columns later migrations add
+// are NULL: left out).
+std::map<std::string, std::string> rows(db_fixture& f, bool payload_table) {
   std::map<std::string, std::string> result;
   pqxx::nontransaction tx{*f.conn};
+  auto payload = payload_table ? "(SELECT p.json FROM cafmq.payloads p WHERE "
+                                 "p.id = t.id)"
+                               : "t.payload_json";
   for (const auto& row :
-       tx.exec("SELECT id::text, jsonb_strip_nulls(to_jsonb(t))::text "
-               "FROM cafmq.tasks t"))
+       tx.exec(std::string{"SELECT id::text, (jsonb_strip_nulls(to_jsonb(t) "
+                           "- 'payload_json') || jsonb_build_object("
+                           "'payload', "}
+               + payload + "))::text FROM cafmq.tasks t"))
     result.emplace(row[0].as<std::string>(), row[1].as<std::string>());
   return result;
 }
@@ -35,16 +42,17 @@ uuid to_uuid(const std::string& x) {
 
 CAF_TEST_FIXTURE_SCOPE(upgrade_tests, db_fixture)
 
-CAF_TEST(a schema 15 database keeps every task as it moves to the history) {
-  // The database as schema 15 left it, one task in each state, with limits,
+CAF_TEST(a schema 13 database keeps every task through storage v2) {
+  // The database as schema 13 left it (payloads in a table of their own,
+  // finished tasks in the one table), one task in each state, with limits,
   // a pause and a schedule.
   pqxx::nontransaction{*conn}.exec0("DROP SCHEMA cafmq CASCADE");
   std::vector<std::string> ids;
   {
     pqxx::work tx{*conn};
     tx.exec(sql::migrate_bootstrap);
-    // Spawned by schema 14's own function (schema 15's are in files of
-    // this binary's layout), then migrated to 15.
+    // Spawned by schema 13's own function (the functions of later schemas
+    // are in files of this binary's layout).
     auto apply = [&](int from, int to) {
       for (const auto& m : sql::migrations) {
         if (m.version < from || m.version > to)
@@ -54,12 +62,11 @@ CAF_TEST(a schema 15 database keeps every task as it moves to the history) {
                        std::string{m.checksum});
       }
     };
-    apply(1, 14);
+    apply(1, 13);
     for (int i = 0; i < 7; ++i)
       ids.push_back(tx.exec1("SELECT cafmq.spawn('t', jsonb_build_object('i', "
                              + std::to_string(i) + "))::text")[0]
                       .as<std::string>());
-    apply(15, 15);
     auto set = [&](int i, const std::string& assignments) {
       tx.exec0("UPDATE cafmq.tasks SET " + assignments + " WHERE id = '"
                + ids[i] + "'");
@@ -77,13 +84,16 @@ CAF_TEST(a schema 15 database keeps every task as it moves to the history) {
              "VALUES ('limited', 2)");
     tx.exec0("INSERT INTO cafmq.pauses (kind, value) VALUES ('channel', "
              "'paused')");
+    tx.exec0("INSERT INTO cafmq.schedules (name, spec, every, next_run_at) "
+             "VALUES ('hourly', '{\"name\": \"t\"}', '1 hour', now() + "
+             "interval '1 hour')");
     tx.commit();
   }
-  auto before = rows(*this);
+  auto before = rows(*this, true);
   CAF_REQUIRE_EQUAL(before.size(), 7u);
   CAF_REQUIRE_EQUAL(value_or(migrate(*conn), -1), latest_schema_version());
   // Nothing lost or changed: the view shows every row as it was.
-  CAF_CHECK(rows(*this) == before);
+  CAF_CHECK(rows(*this, false) == before);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live"), 4);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM "
                                    "cafmq.tasks_history WHERE state IN "
@@ -93,6 +103,10 @@ CAF_TEST(a schema 15 database keeps every task as it moves to the history) {
                                    "WHERE channel_name = 'limited'"),
                   1);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.pauses"), 1);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.schedules "
+                                   "WHERE name = 'hourly' AND every = "
+                                   "interval '1 hour'"),
+                  1);
   // Every kind runs to its end: the reservation committed, the scheduled
   // one due, the lost attempt claimed again, the failed one retried.
   CAF_REQUIRE_EQUAL(commit(*conn, {to_uuid(ids[3])})->size(), 1u);
