@@ -8,6 +8,7 @@
 
 #include "cafmq/actors/detail/database.hpp"
 #include "runtime/started_attempts.hpp"
+#include "runtime/thread_name.hpp"
 
 namespace cafmq::actors {
 
@@ -23,6 +24,7 @@ using endpoint_box = std::shared_ptr<std::unique_ptr<metrics_endpoint>>;
 
 caf::behavior metrics_owner(caf::stateful_actor<metrics_owner_state>* self,
                             endpoint_box box) {
+  name_this_thread("cafmq.metrics");
   self->state.endpoint = std::move(*box);
   return {
     [=](stop_atom) { self->quit(); },

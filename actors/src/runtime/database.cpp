@@ -14,6 +14,7 @@
 #include "cafmq/schedule.hpp"
 #include "cafmq/sql.hpp"
 #include "runtime/spawn_by_name.hpp"
+#include "runtime/thread_name.hpp"
 
 namespace cafmq::actors {
 
@@ -209,6 +210,7 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
                                        std::shared_ptr<queue_connection> conn,
                                        guard_ptr guard,
                                        supervisor_actor runtime) {
+  name_this_thread("cafmq.db." + name);
   auto& st = self->state;
   st.options = connection_for(ctx->cfg, name);
   st.ctx = std::move(ctx);

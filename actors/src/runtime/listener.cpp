@@ -8,6 +8,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
 #include "runtime/listening_connection.hpp"
+#include "runtime/thread_name.hpp"
 
 namespace cafmq::actors {
 
@@ -114,6 +115,7 @@ void poll(listener_ptr self) {
 listener_actor::behavior_type listener(listener_ptr self, context_ptr ctx,
                                        dispatcher_actor dispatcher,
                                        guard_ptr guard) {
+  name_this_thread("cafmq.listener");
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.dispatcher = std::move(dispatcher);

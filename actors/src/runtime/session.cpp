@@ -9,6 +9,7 @@
 #include "cafmq/sql.hpp"
 #include "runtime/listening_connection.hpp"
 #include "runtime/started_attempts.hpp"
+#include "runtime/thread_name.hpp"
 
 namespace cafmq::actors {
 
@@ -242,6 +243,7 @@ void step(session_ptr self) {
 session_actor::behavior_type
 session(session_ptr self, context_ptr ctx, dispatcher_actor dispatcher,
         guard_ptr guard, std::shared_ptr<started_attempts> started) {
+  name_this_thread("cafmq.session");
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.dispatcher = std::move(dispatcher);

@@ -11,6 +11,7 @@
 #include "cafmq/detail/watch_set.hpp"
 #include "cafmq/error.hpp"
 #include "runtime/listening_connection.hpp"
+#include "runtime/thread_name.hpp"
 
 namespace cafmq::actors {
 
@@ -161,6 +162,7 @@ void watcher_gone(watch_service_ptr self, const caf::actor_addr& who) {
 
 watch_service_actor::behavior_type
 watch_service(watch_service_ptr self, context_ptr ctx, guard_ptr guard) {
+  name_this_thread("cafmq.watches");
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.guard = std::move(guard);
