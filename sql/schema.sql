@@ -1250,8 +1250,10 @@ BEGIN
           v_task.earlier_attempts := coalesce(v_task.earlier_attempts, '[]')
             || cafmq.attempt_entry(v_task.attempt, v_task.started_at,
                                    v_task.finished_at, v.state::text,
-                                   v_task.last_error, v_task.node, now());
+                                   v_task.last_error, v_task.node, now(),
+                                   v_task.worker);
         END IF;
+        v_task.worker := NULL; -- set in the history only
         v_task.state := 'pending';
         v_task.run_at := now();
         v_task.finished_at := NULL;

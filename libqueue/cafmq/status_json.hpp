@@ -27,8 +27,7 @@ nlohmann::ordered_json status_json(const uuid& id, const task_status& x);
 
 /// A task's attempts (task_detail::attempts) as an array of objects:
 /// attempt, started_at, ended_at, outcome, error, node, worker, retry_at;
-/// what is
-/// unset is null. The one shape of `cafmq status --json` and the
+/// what is unset is null. The one shape of `cafmq status --json` and the
 /// dashboard's task detail.
 nlohmann::ordered_json attempts_json(const std::vector<attempt_record>& xs);
 

@@ -361,14 +361,19 @@ CAF_TEST(a retry by hand keeps the attempt the task ended with once) {
   auto id = spawn_builder{"t"}.spawn(*conn)->id;
   auto q = poller();
   auto t1 = claim_one(*q, "t");
-  CAF_REQUIRE(q->fail({{{id, t1.attempt}, "boom", false}}));
+  CAF_REQUIRE(q->fail({{{id, t1.attempt}, "boom", false, "w9"}}));
   CAF_REQUIRE(retry(*conn, {id}));
+  // Live again: the worker is the entry's, not the row's.
+  CAF_CHECK(query_value<bool>("SELECT worker IS NULL FROM cafmq.tasks_live "
+                              "WHERE id = '"
+                              + to_string(id) + "'"));
   auto t2 = claim_one(*q, "t");
   CAF_REQUIRE_EQUAL(q->complete({{id, t2.attempt}})->size(), 1u);
   auto a = inspect_task(*conn, id)->attempts;
   CAF_REQUIRE_EQUAL(a.size(), 2u);
   CAF_CHECK_EQUAL(a[0].outcome, "failed");
   CAF_CHECK_EQUAL(a[0].error.value_or(""), "boom");
+  CAF_CHECK_EQUAL(a[0].worker.value_or(""), "w9");
   CAF_CHECK(a[0].retry_at.has_value());
   CAF_CHECK_EQUAL(a[1].outcome, "completed");
   // Cancelled while it waited for its retry: the failure is in the list
