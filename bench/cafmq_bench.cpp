@@ -51,6 +51,8 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/resource.h>
+
 #include <pqxx/pqxx>
 
 #include "cafmq/actors/runner.hpp"
@@ -249,7 +251,20 @@ struct drain_rates {
   double started;
   // Until every outcome was written.
   double written;
+  // CPU time of this process (the runner, its handler threads, and the
+  // harness waiting) from runner start to stop, per task, in µs.
+  double cpu_us;
 };
+
+// CPU time this process used so far (user and system), in µs.
+double process_cpu_us() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto us = [](const timeval& t) {
+    return t.tv_sec * 1e6 + t.tv_usec;
+  };
+  return us(usage.ru_utime) + us(usage.ru_stime);
+}
 
 // The application's own connections for handlers that complete in their
 // transaction, opened before the clock starts (pgbench's references do not
@@ -405,6 +420,7 @@ drain_rates drain(drain_kind kind) {
   }
   apply_runner_options(cfg);
   auto t0 = clock_type::now();
+  auto cpu0 = process_cpu_us();
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   std::unique_ptr<cafmq::actors::worker_node> worker;
   if (kind == drain_kind::remote) {
@@ -435,6 +451,7 @@ drain_rates drain(drain_kind kind) {
     std::this_thread::sleep_for(2ms);
   runner->stop(); // writes the last outcomes
   auto secs = seconds_since(t0);
+  auto cpu_us = (process_cpu_us() - cpu0) / n_tasks;
   worker.reset(); // its runner let it go
   if (watcher)
     watcher->get_notifs();
@@ -442,7 +459,7 @@ drain_rates drain(drain_kind kind) {
   auto started = std::chrono::duration<double>(starts->last - t0).count();
   first_start_ms.push_back(
     std::chrono::duration<double, std::milli>(starts->first - t0).count());
-  return {n_tasks / started, n_tasks / secs};
+  return {n_tasks / started, n_tasks / secs, cpu_us};
 }
 
 // -- scaling ----------------------------------------------------------------
@@ -910,6 +927,7 @@ int main(int argc, char** argv) {
       report("drain, all outcomes written", "tasks/s", rates.written);
       report("drain: runner start to first handler", "ms",
              first_start_ms.back());
+      report("drain: runner CPU per task", "us", rates.cpu_us);
     }
     if (parts.count("drain_remote")) {
       auto rates = drain(drain_kind::remote);
@@ -921,9 +939,11 @@ int main(int argc, char** argv) {
     if (parts.count("drain_watch"))
       report("drain, 100 tasks watched", "tasks/s",
              drain(drain_kind::watched).written);
-    if (parts.count("drain_tx"))
-      report("drain, complete(tx) per task", "tasks/s",
-             drain(drain_kind::transactional).written);
+    if (parts.count("drain_tx")) {
+      auto rates = drain(drain_kind::transactional);
+      report("drain, complete(tx) per task", "tasks/s", rates.written);
+      report("drain, complete(tx): runner CPU per task", "us", rates.cpu_us);
+    }
     if (parts.count("latency"))
       bench_latency();
     if (parts.count("scale")) {

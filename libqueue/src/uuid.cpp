@@ -106,11 +106,3 @@ std::string to_string(const uuid& x) {
 }
 
 } // namespace cafmq
-
-std::size_t
-std::hash<cafmq::uuid>::operator()(const cafmq::uuid& x) const noexcept {
-  std::size_t result = 0;
-  for (auto b : x.bytes())
-    result = result * 31 + b;
-  return result;
-}

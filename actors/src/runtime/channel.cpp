@@ -45,6 +45,7 @@ void pump(channel_ptr self) {
     return;
   std::vector<claimed_task> batch;
   std::vector<claimed_task> remote;
+  batch.reserve(st.queue.size());
   while (!st.queue.empty()) {
     auto& next = st.attempts.at(st.queue.front());
     if (!may_start(st, next.task))
@@ -54,10 +55,16 @@ void pump(channel_ptr self) {
     ++st.started;
     st.ordered_started |= next.task.ordered;
     next.remote = !st.ctx->runs_here(next.task.name);
-    (next.remote ? remote : batch).push_back(next.task);
-    // The pool (or the router) has its own copy now.
+    // The pool (or the router) gets the payloads: they are not needed here
+    // once the attempt started.
+    auto json = std::move(next.task.payload_json);
+    auto bytes = std::move(next.task.payload_bytes);
     next.task.payload_json.reset();
     next.task.payload_bytes.reset();
+    auto& out = next.remote ? remote : batch;
+    out.push_back(next.task);
+    out.back().payload_json = std::move(json);
+    out.back().payload_bytes = std::move(bytes);
   }
   if (batch.empty() && remote.empty())
     return;
@@ -102,6 +109,7 @@ void finish(channel_ptr self, std::vector<task_outcome> outcomes) {
   std::vector<task_outcome> to_write;
   std::vector<task_event> events;
   std::vector<attempt_ref> ended;
+  to_write.reserve(outcomes.size());
   for (auto& outcome : outcomes) {
     auto i = st.attempts.find(outcome.ref);
     if (i == st.attempts.end() || i->second.phase == attempt::writing)

@@ -12,7 +12,8 @@ runtime_context::runtime_context(runner_config x,
     actor_tasks.emplace(def.name, &def);
 }
 
-failure_filter runtime_context::filter_of(const std::string& name) const {
+const failure_filter&
+runtime_context::filter_of(const std::string& name) const {
   if (auto def = actor_task(name); def != nullptr && def->is_failure)
     return def->is_failure;
   if (auto def = cfg.tasks ? cfg.tasks->find(name) : nullptr)

@@ -17,7 +17,7 @@ task_outcome judged(pool_ptr self, const attempt_ref& ref,
   auto i = self->state.running->find(ref);
   if (i == self->state.running->end())
     return result;
-  return judge(result, err, false, *i->second.token, i->second.filter);
+  return judge(result, err, false, *i->second.token, *i->second.filter);
 }
 
 // Runs a handler actor's behavior with an exception handler that keeps

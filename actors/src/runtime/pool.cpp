@@ -34,7 +34,7 @@ running_attempt& add_running(pool_ptr self, const claimed_task& task,
   x.owner = std::move(owner);
   x.name = task.name;
   x.token = std::make_shared<cancellation>();
-  x.filter = st.ctx->filter_of(task.name);
+  x.filter = &st.ctx->filter_of(task.name);
   x.pooled = pooled;
   x.metrics = &st.ctx->metrics->of(task.name);
   x.started = std::chrono::steady_clock::now();
@@ -79,6 +79,23 @@ void flush(pool_ptr self) {
   st.owners.send(self);
 }
 
+// What every job of the executor needs besides its task: one shared
+// record, so that a job copies one reference instead of seven.
+std::shared_ptr<const job_env> env_of(pool_ptr self) {
+  auto& st = self->state;
+  if (!st.env) {
+    // The thread reaches the actor system only through the executor's
+    // gate, and holds the (detached) database actor only weakly: a handler
+    // abandoned at a stop may return after the system is gone, and must not
+    // keep its destructor waiting.
+    st.env = std::make_shared<const job_env>(
+      job_env{caf::actor_cast<pool_actor>(self), self->system(), st.ctx,
+              st.started, caf::actor_cast<caf::weak_actor_ptr>(st.db),
+              st.outbox, st.exec->system_gate()});
+  }
+  return st.env;
+}
+
 // Queues an attempt of a handler that may block on the executor. It
 // starts when a thread is free: then it arms its timeout, or ends without
 // running if it was cancelled while it waited.
@@ -86,37 +103,28 @@ void post(pool_ptr self, claimed_task task, channel_actor owner) {
   auto& st = self->state;
   attempt_ref ref{task.id, task.attempt};
   auto& x = add_running(self, task, owner, true);
-  auto token = x.token;
-  auto filter = x.filter;
-  auto instruments = x.metrics;
-  // The thread reaches the actor system only through the executor's gate,
-  // and holds the (detached) database actor only weakly: a handler
-  // abandoned at a stop may return after the system is gone, and must not
-  // keep its destructor waiting.
-  auto run = [task = std::move(task), token, filter, owner, instruments,
-              pool = caf::actor_cast<pool_actor>(self), &sys = self->system(),
-              ctx = st.ctx, started = st.started,
-              db = caf::actor_cast<caf::weak_actor_ptr>(st.db), ref,
-              box = st.outbox, gate = st.exec->system_gate()] {
+  auto run = [task = std::move(task), token = x.token, filter = x.filter, owner,
+              instruments = x.metrics, env = env_of(self), ref] {
     task_outcome outcome;
     if (token->cancelled()) {
-      outcome = unstarted_outcome(ref, token->reason(), filter);
+      outcome = unstarted_outcome(ref, token->reason(), *filter);
     } else {
       {
-        auto open = gate->enter();
+        auto open = env->gate->enter();
         if (!open)
           return;
-        started->add(ref.id, ref.attempt);
+        env->started->add(ref.id, ref.attempt);
         arm_timeout(task, owner);
       }
+      auto& ctx = *env->ctx;
       auto t0 = std::chrono::steady_clock::now();
-      outcome = run_attempt(*ctx->cfg.tasks, filter, sys, db,
-                            ctx->request_timeout(), task, token, gate);
+      outcome = run_attempt(*ctx.cfg.tasks, *filter, env->sys, env->db,
+                            ctx.request_timeout(), task, token, env->gate);
       if (instruments != nullptr)
-        ctx->metrics->ran(*instruments, std::chrono::steady_clock::now() - t0);
+        ctx.metrics->ran(*instruments, std::chrono::steady_clock::now() - t0);
     }
-    if (box->put(std::move(outcome)))
-      caf::anon_send(pool, collect_atom::value);
+    if (env->box->put(std::move(outcome)))
+      caf::anon_send(env->pool, collect_atom::value);
   };
   st.to_executor.push_back({ref, std::move(run)});
 }
@@ -135,7 +143,7 @@ void run_inline(pool_ptr self, claimed_task task, channel_actor owner) {
                            job_actor::pointer me) -> job_actor::behavior_type {
     return {
       [=](run_atom) {
-        auto outcome = run_attempt(*ctx->cfg.tasks, filter,
+        auto outcome = run_attempt(*ctx->cfg.tasks, *filter,
                                    nonblocking_backend(task.name), task, token);
         me->send(pool, done_atom::value, std::move(outcome));
         me->quit();
@@ -212,7 +220,7 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
       if (i != st.running->end()) {
         // Still waiting for a thread: it ends now, without running.
         if (i->second.pooled && st.exec->take(ref)) {
-          report(self, unstarted_outcome(ref, why, i->second.filter));
+          report(self, unstarted_outcome(ref, why, *i->second.filter));
           flush(self);
           return;
         }
@@ -242,7 +250,11 @@ pool_actor::behavior_type pool(pool_ptr self, context_ptr ctx,
     },
     [=](kill_atom, const attempt_ref& ref) { kill_handler(self, ref); },
     [=](abandon_atom) { abandon_handlers(self); },
-    [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
+    [=](peers_atom, database_actor& x) {
+      self->state.db = std::move(x);
+      // Jobs posted from now on hold the new one.
+      self->state.env.reset();
+    },
     [=](stop_atom) {
       auto& st = self->state;
       st.stopping = true;

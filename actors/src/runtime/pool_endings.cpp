@@ -76,7 +76,7 @@ void abandon_handlers(pool_ptr self) {
     // A pooled attempt still waiting for a thread ends as unstarted.
     if (x.pooled && st.exec->take(ref)) {
       given_up.push_back(
-        unstarted_outcome(ref, cancel_reason::shutdown, x.filter));
+        unstarted_outcome(ref, cancel_reason::shutdown, *x.filter));
       continue;
     }
     st.ctx->log(

@@ -28,7 +28,8 @@ struct running_attempt {
   // The task's name, for the log.
   std::string name;
   std::shared_ptr<cancellation> token;
-  failure_filter filter;
+  // Its task's failure filter, a part of the runtime context's config.
+  const failure_filter* filter = nullptr;
   // A handler actor's handle; invalid for function handlers.
   handler_actor handler;
   // A handler actor's failed answer, reported when its down message tells
@@ -43,6 +44,18 @@ struct running_attempt {
 };
 
 using running_map = std::unordered_map<attempt_ref, running_attempt>;
+
+// What the executor's jobs share (see `post` in pool.cpp).
+struct job_env {
+  pool_actor pool;
+  caf::actor_system& sys;
+  context_ptr ctx;
+  std::shared_ptr<started_attempts> started;
+  // The database actor, weakly: see `post`.
+  caf::weak_actor_ptr db;
+  std::shared_ptr<outcome_box> box;
+  std::shared_ptr<executor::gate> gate;
+};
 
 using waiting_list = std::deque<std::pair<claimed_task, channel_actor>>;
 
@@ -62,6 +75,10 @@ struct pool_state {
   std::shared_ptr<outcome_box> outbox = std::make_shared<outcome_box>();
   // The monitored owners, and the outcomes this message owes them.
   actors::owners owners;
+  // What the executor's jobs share; made at the first post, and again after
+  // the database actor changed. It holds this pool's own handle: CAF
+  // destroys the state when the pool exits, which lets it go.
+  std::shared_ptr<const job_env> env;
   // What this message posts to the executor, in one post.
   std::vector<executor::job> to_executor;
   bool stopping = false;

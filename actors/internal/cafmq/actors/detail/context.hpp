@@ -36,8 +36,9 @@ struct runtime_context {
   /// cfg.metrics_listen is set.
   std::shared_ptr<runtime_metrics> metrics;
 
-  /// The failure filter of a task: its own, or the runner's.
-  failure_filter filter_of(const std::string& name) const;
+  /// The failure filter of a task: its own, or the runner's (a part of
+  /// `cfg`, which lives as long as this context).
+  const failure_filter& filter_of(const std::string& name) const;
 
   /// The definition of an actor task, or nullptr.
   const actor_task_definition* actor_task(const std::string& name) const;
