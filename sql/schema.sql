@@ -126,10 +126,16 @@ BEGIN
     RETURN 'requested';
   END IF;
   WITH ended AS (
-    DELETE FROM cafmq.tasks_live t WHERE t.id = p_id RETURNING t)
-  INSERT INTO cafmq.tasks_history
-  SELECT h.* FROM ended e, cafmq.finished_row(e.t, 'cancelled', NULL, NULL,
-                                              (e.t).lost_attempts) h;
+    DELETE FROM cafmq.tasks_live t WHERE t.id = p_id RETURNING t),
+  moved AS (
+    INSERT INTO cafmq.tasks_history
+    SELECT h.* FROM ended e, cafmq.finished_row(e.t, 'cancelled', NULL, NULL,
+                                                (e.t).lost_attempts) h
+    RETURNING finished_at, channel_name)
+  INSERT INTO cafmq.finished_counts
+  SELECT (m.finished_at AT TIME ZONE 'UTC')::date, m.channel_name, 'cancelled',
+         1
+    FROM moved m;
   IF v_task.ordered THEN
     PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
   END IF;
@@ -532,7 +538,12 @@ BEGIN
                                           THEN 'cancelled'
                                           ELSE 'failed' END::cafmq.task_state,
                                 NULL, NULL, (e.t).lost_attempts) h
-      RETURNING *)
+      RETURNING *),
+    counted AS (
+      INSERT INTO cafmq.finished_counts
+      SELECT (m.finished_at AT TIME ZONE 'UTC')::date, m.channel_name, m.state,
+             count(*)
+        FROM moved m GROUP BY 1, 2, 3)
     SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
            t.attempt, t.max_attempts, t.ordered, NULL::interval,
            NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
@@ -762,13 +773,45 @@ BEGIN
     SELECT h.* FROM ended e,
            cafmq.finished_row(e.t, 'completed', NULL, e.result, 0,
                               e.worker) h
-    RETURNING id, channel_name, ordered)
+    RETURNING id, channel_name, ordered, finished_at),
+  counted AS (
+    INSERT INTO cafmq.finished_counts
+    SELECT (d.finished_at AT TIME ZONE 'UTC')::date, d.channel_name,
+           'completed', count(*)
+      FROM done d GROUP BY 1, 2)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
     INTO v_done, v_wake FROM done;
   PERFORM cafmq.notify_ready(v_wake);
   PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
+END
+$$;
+
+CREATE FUNCTION cafmq.count_finished() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    INSERT INTO cafmq.finished_counts (day, channel_name, state, tasks)
+    SELECT c.day, c.channel_name, c.state, sum(c.n)
+      FROM (SELECT (o.finished_at AT TIME ZONE 'UTC')::date, o.channel_name,
+                   o.state, -1
+              FROM was o
+            UNION ALL
+            SELECT (n.finished_at AT TIME ZONE 'UTC')::date, n.channel_name,
+                   n.state, 1
+              FROM now_is n) AS c (day, channel_name, state, n)
+     GROUP BY 1, 2, 3
+    HAVING sum(c.n) <> 0;
+  ELSE
+    INSERT INTO cafmq.finished_counts (day, channel_name, state, tasks)
+    SELECT (c.finished_at AT TIME ZONE 'UTC')::date, c.channel_name, c.state,
+           -count(*)
+      FROM removed c
+     GROUP BY 1, 2, 3;
+  END IF;
+  RETURN NULL;
 END
 $$;
 
@@ -828,7 +871,13 @@ BEGIN
                                         THEN 'cancelled'
                                         ELSE 'failed' END::cafmq.task_state,
                               e.error, NULL, 0, e.worker) h
-    RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered)
+    RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered,
+              x.finished_at),
+  counted AS (
+    INSERT INTO cafmq.finished_counts
+    SELECT (f.finished_at AT TIME ZONE 'UTC')::date, f.channel_name, f.state,
+           count(*)
+      FROM fin f GROUP BY 1, 2, 3)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
          array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
     INTO v_ids, v_states, v_times, v_wake FROM fin;
@@ -1098,6 +1147,8 @@ BEGIN
   FOR v_part IN
     SELECT c.oid::regclass AS part,
            (regexp_match(pg_get_expr(c.relpartbound, c.oid),
+                         'FROM \(''([^'']+)''\)'))[1]::timestamptz AS lower,
+           (regexp_match(pg_get_expr(c.relpartbound, c.oid),
                          'TO \(''([^'']+)''\)'))[1]::timestamptz AS upper
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'cafmq.tasks_history'::regclass
@@ -1106,21 +1157,45 @@ BEGIN
   LOOP
     EXIT WHEN v_part.upper > v_cutoff;
     BEGIN
-      EXECUTE format('SELECT count(*) FROM %s', v_part.part) INTO v_rows;
       EXECUTE format('DROP TABLE %s', v_part.part);
+      -- Its tasks, as counted when they moved in: no scan of the rows.
+      WITH dropped AS (
+        DELETE FROM cafmq.finished_counts f
+         WHERE f.day >= (v_part.lower AT TIME ZONE 'UTC')::date
+           AND f.day < (v_part.upper AT TIME ZONE 'UTC')::date
+        RETURNING f.tasks)
+      SELECT coalesce(sum(d.tasks), 0) INTO v_rows FROM dropped d;
       v_count := v_count + v_rows;
     EXCEPTION WHEN lock_not_available THEN
       NULL;
     END;
   END LOOP;
   PERFORM set_config('lock_timeout', v_lock_timeout, true);
-  DELETE FROM cafmq.tasks_history_default d
-   WHERE (d.id, d.finished_at) IN (
-     SELECT x.id, x.finished_at FROM cafmq.tasks_history_default x
-      WHERE x.finished_at < v_cutoff
-      ORDER BY x.finished_at LIMIT p_limit);
-  GET DIAGNOSTICS v_rows = ROW_COUNT;
+  -- A statement on the partition does not fire the history's counting
+  -- triggers: it subtracts what it deletes itself.
+  WITH removed AS (
+    DELETE FROM cafmq.tasks_history_default d
+     WHERE (d.id, d.finished_at) IN (
+       SELECT x.id, x.finished_at FROM cafmq.tasks_history_default x
+        WHERE x.finished_at < v_cutoff
+        ORDER BY x.finished_at LIMIT p_limit)
+    RETURNING d.finished_at, d.channel_name, d.state),
+  counted AS (
+    INSERT INTO cafmq.finished_counts
+    SELECT (r.finished_at AT TIME ZONE 'UTC')::date, r.channel_name, r.state,
+           -count(*)
+      FROM removed r
+     GROUP BY 1, 2, 3)
+  SELECT count(*) INTO v_rows FROM removed;
   v_count := v_count + v_rows;
+  -- One row per key again: the counts that finishing statements added since
+  -- the last call, folded (they only insert, so nothing waits for this).
+  WITH folded AS (DELETE FROM cafmq.finished_counts RETURNING *)
+  INSERT INTO cafmq.finished_counts
+  SELECT f.day, f.channel_name, f.state, sum(f.tasks)
+    FROM folded f
+   GROUP BY 1, 2, 3
+  HAVING sum(f.tasks) <> 0;
   PERFORM cafmq.add_history_partitions(2);
   DELETE FROM cafmq.watches w
    WHERE w.backend_pid NOT IN (SELECT a.pid FROM pg_stat_activity a
@@ -1667,6 +1742,13 @@ CREATE TABLE cafmq.channel_limits (
     CONSTRAINT channel_limits_rate_period_check CHECK ((rate_period > '00:00:00'::interval))
 );
 
+CREATE TABLE cafmq.finished_counts (
+    day date NOT NULL,
+    channel_name text NOT NULL,
+    state cafmq.task_state NOT NULL,
+    tasks bigint NOT NULL
+);
+
 CREATE TABLE cafmq.pauses (
     kind text NOT NULL,
     value text NOT NULL,
@@ -1721,8 +1803,15 @@ CREATE VIEW cafmq.queue_totals AS
  SELECT t.channel_name,
     t.state,
     count(*) AS tasks
-   FROM cafmq.tasks t
-  GROUP BY t.channel_name, t.state;
+   FROM cafmq.tasks_live t
+  GROUP BY t.channel_name, t.state
+UNION ALL
+ SELECT c.channel_name,
+    c.state,
+    (sum(c.tasks))::bigint AS tasks
+   FROM cafmq.finished_counts c
+  GROUP BY c.channel_name, c.state
+ HAVING (sum(c.tasks) <> (0)::numeric);
 
 CREATE TABLE cafmq.schedules (
     name text NOT NULL,
@@ -1846,6 +1935,8 @@ ALTER TABLE ONLY cafmq.tasks_live
 ALTER TABLE ONLY cafmq.watches
     ADD CONSTRAINT watches_pkey PRIMARY KEY (task_id, backend_pid);
 
+CREATE INDEX finished_counts_day ON cafmq.finished_counts USING btree (day);
+
 CREATE INDEX schedules_next ON cafmq.schedules USING btree (next_run_at);
 
 CREATE INDEX tasks_history_finished_at ON ONLY cafmq.tasks_history USING btree (finished_at);
@@ -1877,3 +1968,7 @@ CREATE INDEX tasks_unordered_ready ON cafmq.tasks_live USING btree (channel_name
 ALTER INDEX cafmq.tasks_history_finished_at ATTACH PARTITION cafmq.tasks_history_default_finished_at_idx;
 
 ALTER INDEX cafmq.tasks_history_id ATTACH PARTITION cafmq.tasks_history_default_id_idx;
+
+CREATE TRIGGER count_finished_removed AFTER DELETE ON cafmq.tasks_history REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION cafmq.count_finished();
+
+CREATE TRIGGER count_finished_updated AFTER UPDATE ON cafmq.tasks_history REFERENCING OLD TABLE AS was NEW TABLE AS now_is FOR EACH STATEMENT EXECUTE FUNCTION cafmq.count_finished();

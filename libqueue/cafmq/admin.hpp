@@ -116,7 +116,8 @@ struct queue_stat {
 /// Counts per channel and state. With `finished` false, only the live
 /// states (uncommitted, pending, running: cheap, from partial indexes) and
 /// the last minute's finished tasks; with true, also the totals of finished
-/// tasks (a scan of every kept task).
+/// tasks (from the counts kept with the history, `cafmq.finished_counts`:
+/// no scan of the tasks).
 caf::expected<std::vector<queue_stat>> queue_stats(pqxx::connection_base& conn,
                                                    bool finished = true);
 

@@ -31,10 +31,16 @@ BEGIN
     RETURN 'requested';
   END IF;
   WITH ended AS (
-    DELETE FROM cafmq.tasks_live t WHERE t.id = p_id RETURNING t)
-  INSERT INTO cafmq.tasks_history
-  SELECT h.* FROM ended e, cafmq.finished_row(e.t, 'cancelled', NULL, NULL,
-                                              (e.t).lost_attempts) h;
+    DELETE FROM cafmq.tasks_live t WHERE t.id = p_id RETURNING t),
+  moved AS (
+    INSERT INTO cafmq.tasks_history
+    SELECT h.* FROM ended e, cafmq.finished_row(e.t, 'cancelled', NULL, NULL,
+                                                (e.t).lost_attempts) h
+    RETURNING finished_at, channel_name)
+  INSERT INTO cafmq.finished_counts
+  SELECT (m.finished_at AT TIME ZONE 'UTC')::date, m.channel_name, 'cancelled',
+         1
+    FROM moved m;
   IF v_task.ordered THEN
     PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
   END IF;

@@ -96,7 +96,12 @@ BEGIN
                                           THEN 'cancelled'
                                           ELSE 'failed' END::cafmq.task_state,
                                 NULL, NULL, (e.t).lost_attempts) h
-      RETURNING *)
+      RETURNING *),
+    counted AS (
+      INSERT INTO cafmq.finished_counts
+      SELECT (m.finished_at AT TIME ZONE 'UTC')::date, m.channel_name, m.state,
+             count(*)
+        FROM moved m GROUP BY 1, 2, 3)
     SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
            t.attempt, t.max_attempts, t.ordered, NULL::interval,
            NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,

@@ -30,7 +30,12 @@ BEGIN
     SELECT h.* FROM ended e,
            cafmq.finished_row(e.t, 'completed', NULL, e.result, 0,
                               e.worker) h
-    RETURNING id, channel_name, ordered)
+    RETURNING id, channel_name, ordered, finished_at),
+  counted AS (
+    INSERT INTO cafmq.finished_counts
+    SELECT (d.finished_at AT TIME ZONE 'UTC')::date, d.channel_name,
+           'completed', count(*)
+      FROM done d GROUP BY 1, 2)
   SELECT array_agg(done.id),
          array_agg(done.channel_name) FILTER (WHERE done.ordered)
     INTO v_done, v_wake FROM done;

@@ -58,7 +58,13 @@ BEGIN
                                         THEN 'cancelled'
                                         ELSE 'failed' END::cafmq.task_state,
                               e.error, NULL, 0, e.worker) h
-    RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered)
+    RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered,
+              x.finished_at),
+  counted AS (
+    INSERT INTO cafmq.finished_counts
+    SELECT (f.finished_at AT TIME ZONE 'UTC')::date, f.channel_name, f.state,
+           count(*)
+      FROM fin f GROUP BY 1, 2, 3)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
          array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
     INTO v_ids, v_states, v_times, v_wake FROM fin;

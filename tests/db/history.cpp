@@ -41,6 +41,21 @@ struct history_fixture : db_fixture {
       + to_string(id) + "'");
   }
 
+  // The history's tasks per UTC day, channel and state, as counted by the
+  // finishing statements (finished_counts) and as the rows say.
+  std::pair<std::string, std::string> counts() {
+    auto counted = query_value<std::string>(
+      "SELECT coalesce(string_agg(k || '=' || n, ' ' ORDER BY k), '') FROM "
+      "(SELECT day || '/' || channel_name || '/' || state AS k, sum(tasks) AS "
+      "n FROM cafmq.finished_counts GROUP BY 1 HAVING sum(tasks) <> 0) x");
+    auto held = query_value<std::string>(
+      "SELECT coalesce(string_agg(k || '=' || n, ' ' ORDER BY k), '') FROM "
+      "(SELECT (finished_at AT TIME ZONE 'UTC')::date || '/' || channel_name "
+      "|| '/' || state AS k, count(*) AS n FROM cafmq.tasks_history GROUP BY "
+      "1) x");
+    return {counted, held};
+  }
+
   // Claims the one ready task named `name`.
   claimed_task claim_one(queue_connection& q, const std::string& name) {
     auto batch = claim_or_throw(q, request({name}, 1));
@@ -268,6 +283,87 @@ CAF_TEST(retention drops whole days and leaves the others) {
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM "
                                    "cafmq.tasks_history_20200102"),
                   10);
+}
+
+CAF_TEST(the finished totals are counted as tasks move in and out) {
+  auto exec = [&](const std::string& sql) {
+    pqxx::nontransaction{*conn}.exec0(sql);
+  };
+  auto spawn_in = [&](const char* name, const char* channel) {
+    return spawn_builder{name}.channel_name(channel).spawn(*conn)->id;
+  };
+  auto q = poller();
+  // Every ending: completed, failed for good, cancelled while pending,
+  // ended by its claim (deadline passed).
+  std::vector<uuid> failed;
+  for (int i = 0; i < 3; ++i) {
+    spawn_in("ok", "a");
+    spawn_in("ok", "b");
+    failed.push_back(spawn_in("bad", "a"));
+  }
+  auto dropped
+    = spawn_builder{"later"}.channel_name("b").delay(1h).spawn(*conn);
+  auto late = spawn_builder{"late"}.channel_name("a").delay(1h).spawn(*conn);
+  auto ok = claim_or_throw(*q, request({"ok"}, 10));
+  CAF_REQUIRE_EQUAL(ok.tasks.size(), 6u);
+  std::vector<attempt_ref> refs;
+  for (auto& t : ok.tasks)
+    refs.push_back({t.id, t.attempt});
+  CAF_REQUIRE(q->complete(refs));
+  auto bad = claim_or_throw(*q, request({"bad"}, 10));
+  std::vector<attempt_failure> failures;
+  for (auto& t : bad.tasks)
+    failures.emplace_back(attempt_ref{t.id, t.attempt}, "boom", false);
+  CAF_REQUIRE(q->fail(failures));
+  CAF_CHECK_EQUAL(to_string(*cancel(*conn, dropped->id)), "cancelled");
+  exec("UPDATE cafmq.tasks_live SET run_at = now(), deadline = now() WHERE "
+       "id = '"
+       + to_string(late->id) + "'");
+  CAF_CHECK_EQUAL(claim_or_throw(*q, request({"late"}, 1)).ended.size(), 1u);
+  auto [counted, held] = counts();
+  CAF_CHECK_EQUAL(counted, held);
+  CAF_CHECK_EQUAL(finished(), 11);
+  // Out again: a retry by hand, a clear of a channel.
+  CAF_REQUIRE(retry(*conn, {failed[0]}));
+  CAF_CHECK_EQUAL(finished(), 10);
+  std::tie(counted, held) = counts();
+  CAF_CHECK_EQUAL(counted, held);
+  CAF_REQUIRE(clear(*conn, std::vector<std::string>{"b"}));
+  std::tie(counted, held) = counts();
+  CAF_CHECK_EQUAL(counted, held);
+  // Rows moved by hand to other days (a cross-partition update): one to a
+  // past day with a partition, one to a day without (the default).
+  exec("CREATE TABLE cafmq.tasks_history_20200101 PARTITION OF "
+       "cafmq.tasks_history FOR VALUES FROM ('2020-01-01 00:00+00') TO "
+       "('2020-01-02 00:00+00')");
+  exec("WITH x AS (SELECT id, row_number() OVER (ORDER BY id) n FROM "
+       "cafmq.tasks_history) UPDATE cafmq.tasks_history h SET finished_at = "
+       "CASE WHEN x.n <= 2 THEN '2020-01-01 12:00+00' ELSE '2019-06-01 "
+       "12:00+00' END::timestamptz FROM x WHERE x.id = h.id AND x.n <= 3");
+  std::tie(counted, held) = counts();
+  CAF_CHECK_EQUAL(counted, held);
+  // Retention past both: a dropped day and deleted rows of the default,
+  // each subtracted; what prune says it removed is what they held.
+  auto removed = prune(*conn, 24h, 1000);
+  CAF_REQUIRE(removed);
+  CAF_CHECK_EQUAL(*removed, 3);
+  std::tie(counted, held) = counts();
+  CAF_CHECK_EQUAL(counted, held);
+  // Folded: one row per key.
+  CAF_CHECK(query_value<bool>("SELECT count(*) = count(DISTINCT (day, "
+                              "channel_name, state)) FROM "
+                              "cafmq.finished_counts"));
+  // The totals the dashboard and `cafmq stats` read.
+  auto stats = queue_stats(*conn);
+  CAF_REQUIRE(stats);
+  std::int64_t completed = 0;
+  for (auto& x : *stats)
+    if (x.state == task_state::completed)
+      completed += x.tasks;
+  CAF_CHECK_EQUAL(completed,
+                  query_value<std::int64_t>("SELECT count(*) FROM "
+                                            "cafmq.tasks_history WHERE "
+                                            "state = 'completed'"));
 }
 
 CAF_TEST(prune makes the next days and moves their waiting rows in) {

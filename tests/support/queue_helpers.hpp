@@ -100,7 +100,10 @@ inline int finish_by_hand(pqxx::transaction_base& tx, const std::string& where,
     + " RETURNING t), moved AS (INSERT INTO cafmq.tasks_history SELECT h.* "
       "FROM ended e, cafmq.finished_row(e.t, '"
     + state
-    + "', NULL, NULL, (e.t).lost_attempts) h RETURNING id) SELECT "
+    + "', NULL, NULL, (e.t).lost_attempts) h RETURNING id, finished_at, "
+      "channel_name, state), counted AS (INSERT INTO cafmq.finished_counts "
+      "SELECT (finished_at AT TIME ZONE 'UTC')::date, channel_name, state, "
+      "count(*) FROM moved GROUP BY 1, 2, 3) SELECT "
       "coalesce(array_agg(id), '{}')::text, count(*) FROM moved");
   if (!set.empty())
     tx.exec0("UPDATE cafmq.tasks_history SET " + set + " WHERE id = ANY ('"
