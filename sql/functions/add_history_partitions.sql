@@ -4,7 +4,8 @@
 -- tasks_history_YYYYMMDD) from today to p_days_ahead days ahead that do
 -- not exist yet; prune() calls it, so the partitions are made days before
 -- they are needed. Rows of such a day that wait in the default partition
--- (finished while it had no partition) move into the new one. A lock it
+-- (finished while it had no partition) move into the new one, which is
+-- then analyzed. A lock it
 -- cannot get within a second leaves the day for the next call. Returns
 -- how many partitions it created.
 CREATE OR REPLACE FUNCTION cafmq.add_history_partitions(p_days_ahead integer)
@@ -16,6 +17,7 @@ DECLARE
   v_day date;
   v_name text;
   v_created integer := 0;
+  v_moved bigint;
   v_lock_timeout text := current_setting('lock_timeout');
 BEGIN
   PERFORM set_config('lock_timeout', '1s', true);
@@ -34,6 +36,12 @@ BEGIN
         'INSERT INTO cafmq.%I SELECT * FROM waiting', v_name)
         USING v_day::timestamp AT TIME ZONE 'UTC',
               (v_day + 1)::timestamp AT TIME ZONE 'UTC';
+      GET DIAGNOSTICS v_moved = ROW_COUNT;
+      -- Rows moved in: statistics now, not when autovacuum gets to it (the
+      -- last minute's throughput would scan the day meanwhile).
+      IF v_moved > 0 THEN
+        EXECUTE format('ANALYZE cafmq.%I', v_name);
+      END IF;
       EXECUTE format('ALTER TABLE cafmq.tasks_history ATTACH PARTITION '
                      'cafmq.%I FOR VALUES FROM (%L) TO (%L)', v_name,
                      v_day::timestamp AT TIME ZONE 'UTC',

@@ -381,6 +381,11 @@ CAF_TEST(prune makes the next days and moves their waiting rows in) {
     "SELECT 'cafmq.tasks_history_' || to_char((now() AT TIME ZONE 'UTC')::date "
     "+ 1, 'YYYYMMDD')");
   CAF_CHECK_EQUAL(partition_of(id), tomorrow);
+  // Analyzed with the row it got (-1: never analyzed).
+  CAF_CHECK_EQUAL(query_value<double>("SELECT reltuples FROM pg_class WHERE "
+                                      "oid = '"
+                                      + tomorrow + "'::regclass"),
+                  1.0);
   // Today and the two days ahead.
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM pg_inherits WHERE "
                                    "inhparent = "
