@@ -108,6 +108,12 @@ CREATE FUNCTION cafmq.attempt_entry(p_attempt integer, p_started timestamp with 
            'node', p_node, 'worker', p_worker, 'retry_at', p_retry_at))
 $$;
 
+CREATE FUNCTION cafmq.attempt_logged(p_earlier jsonb, p_attempt integer) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT p_attempt <= coalesce((p_earlier -> -1 ->> 'attempt')::int, 0)
+$$;
+
 CREATE FUNCTION cafmq.cancel(p_id uuid) RETURNS text
     LANGUAGE plpgsql
     AS $$
@@ -1327,8 +1333,9 @@ BEGIN
         RETURNING t.* INTO v_task;
         -- Its last attempt joins the earlier ones, unless a retried
         -- failure put it there already (a task cancelled while it waited).
-        IF v_task.started_at IS NOT NULL AND v_task.attempt > coalesce(
-             (v_task.earlier_attempts -> -1 ->> 'attempt')::int, 0) THEN
+        IF v_task.started_at IS NOT NULL
+           AND NOT cafmq.attempt_logged(v_task.earlier_attempts,
+                                        v_task.attempt) THEN
           v_task.earlier_attempts := coalesce(v_task.earlier_attempts, '[]')
             || cafmq.attempt_entry(v_task.attempt, v_task.started_at,
                                    v_task.finished_at, v.state::text,
@@ -1639,8 +1646,7 @@ CREATE FUNCTION cafmq.task_attempts(p_id uuid) RETURNS TABLE(attempt integer, st
    WHERE t.id = p_id AND t.state IN ('running', 'completed', 'failed',
                                      'cancelled')
      AND t.started_at IS NOT NULL
-     AND t.attempt > coalesce((t.earlier_attempts -> -1 ->> 'attempt')::int,
-                              0)
+     AND NOT cafmq.attempt_logged(t.earlier_attempts, t.attempt)
    ORDER BY 1
 $$;
 

@@ -31,8 +31,9 @@ BEGIN
         RETURNING t.* INTO v_task;
         -- Its last attempt joins the earlier ones, unless a retried
         -- failure put it there already (a task cancelled while it waited).
-        IF v_task.started_at IS NOT NULL AND v_task.attempt > coalesce(
-             (v_task.earlier_attempts -> -1 ->> 'attempt')::int, 0) THEN
+        IF v_task.started_at IS NOT NULL
+           AND NOT cafmq.attempt_logged(v_task.earlier_attempts,
+                                        v_task.attempt) THEN
           v_task.earlier_attempts := coalesce(v_task.earlier_attempts, '[]')
             || cafmq.attempt_entry(v_task.attempt, v_task.started_at,
                                    v_task.finished_at, v.state::text,

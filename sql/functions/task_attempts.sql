@@ -28,7 +28,6 @@ AS $$
    WHERE t.id = p_id AND t.state IN ('running', 'completed', 'failed',
                                      'cancelled')
      AND t.started_at IS NOT NULL
-     AND t.attempt > coalesce((t.earlier_attempts -> -1 ->> 'attempt')::int,
-                              0)
+     AND NOT cafmq.attempt_logged(t.earlier_attempts, t.attempt)
    ORDER BY 1
 $$;
