@@ -5,8 +5,9 @@
 # finished tasks (default 1,000,000) in the history: median of 7 runs of
 # the statement (psql's \timing), once the counts are folded (as prune
 # leaves them), then with DELTAS (default 200,000) count rows not folded
-# yet (what finishing statements add between two prunes: a minute of
-# complete(tx), one statement per task, at 3,300 tasks/s), and, for
+# yet (one per finishing statement: about a minute and a half of
+# complete(tx) per task at the 2,300 tasks/s it ran on 2 cores, where prune
+# folds every minute), and, for
 # comparison, the count over the history that the totals were before
 # migration 0018. In a fresh database of CAFMQ_DATABASE_URL.
 #
