@@ -188,13 +188,8 @@ DECLARE
   v_wait interval;
 BEGIN
   IF EXISTS (SELECT 1 FROM cafmq.pauses) THEN
-    p_names := ARRAY(SELECT n FROM unnest(p_names) n
-                      WHERE NOT EXISTS (SELECT 1 FROM cafmq.pauses p
-                                         WHERE p.kind = 'task'
-                                           AND p.value = n));
-    p_paused := coalesce(p_paused, '{}')
-                || ARRAY(SELECT p.value FROM cafmq.pauses p
-                          WHERE p.kind = 'channel');
+    SELECT x.names, x.paused INTO p_names, p_paused
+      FROM cafmq.claim_pauses(p_names, p_paused) x;
   END IF;
   IF EXISTS (SELECT 1 FROM cafmq.channel_limits) THEN
     FOR v_row IN
@@ -312,6 +307,50 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.claim_ids(p_node text, p_names text[], p_channels text[], p_paused text[], p_ids uuid[], p_lease interval, p_max_lost integer) RETURNS SETOF cafmq.claim_row
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_ids uuid[] := '{}';
+  v_last cafmq.claim_row;
+BEGIN
+  IF p_channels = '{}' THEN
+    p_channels := NULL;
+  END IF;
+  IF EXISTS (SELECT 1 FROM cafmq.pauses) THEN
+    SELECT x.names, x.paused INTO p_names, p_paused
+      FROM cafmq.claim_pauses(p_names, p_paused) x;
+  END IF;
+  -- A waiting prioritized task goes first (claim_ready's v_prio): the fair
+  -- claim takes it.
+  IF NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t
+                  WHERE t.state = 'pending' AND NOT t.ordered
+                    AND t.priority > 0) THEN
+    v_ids := ARRAY(
+      SELECT t.id FROM cafmq.tasks_live t
+       WHERE t.id = ANY (p_ids) AND t.state = 'pending' AND NOT t.ordered
+         AND t.run_at <= now() AND t.name = ANY (p_names)
+         AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+         AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
+         AND NOT EXISTS (SELECT 1 FROM cafmq.channel_limits l
+                          WHERE l.channel_name = t.channel_name)
+       ORDER BY t.run_at, t.seq
+       FOR UPDATE SKIP LOCKED);
+  END IF;
+  IF cardinality(v_ids) > 0 THEN
+    RETURN QUERY SELECT * FROM cafmq.claim_start(v_ids, p_node, p_lease,
+                                                 p_max_lost);
+    PERFORM cafmq.publish_status(v_ids);
+  END IF;
+  v_last.wait := CASE WHEN EXISTS (
+                   SELECT 1 FROM cafmq.tasks_live t
+                    WHERE t.id = ANY (p_ids) AND t.id <> ALL (v_ids)
+                      AND t.state = 'pending')
+                 THEN interval '0' END;
+  RETURN NEXT v_last;
+END
+$$;
+
 CREATE FUNCTION cafmq.claim_limited(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer) RETURNS SETOF cafmq.claim_row
     LANGUAGE plpgsql
     AS $$
@@ -424,6 +463,19 @@ BEGIN
     (SELECT t.commit_deadline FROM cafmq.tasks_live t
       WHERE t.state = 'uncommitted' AND t.commit_deadline > now()
       ORDER BY t.commit_deadline LIMIT 1));
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_pauses(p_names text[], p_paused text[], OUT names text[], OUT paused text[]) RETURNS record
+    LANGUAGE plpgsql STABLE
+    AS $$
+BEGIN
+  names := ARRAY(SELECT n FROM unnest(p_names) n
+                  WHERE NOT EXISTS (SELECT 1 FROM cafmq.pauses p
+                                     WHERE p.kind = 'task' AND p.value = n));
+  paused := coalesce(p_paused, '{}')
+            || ARRAY(SELECT p.value FROM cafmq.pauses p
+                      WHERE p.kind = 'channel');
 END
 $$;
 
@@ -1109,10 +1161,24 @@ CREATE FUNCTION cafmq.keep_alive(p_ids uuid[], p_attempts integer[], p_lease int
     LANGUAGE sql
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$
-  UPDATE cafmq.tasks_live t SET run_at = greatest(t.run_at, now() + p_lease)
-    FROM unnest(p_ids, p_attempts) AS f (id, attempt)
-   WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
-  RETURNING t.id, t.cancel_requested
+  WITH owned AS (
+    SELECT t.id, t.attempt, t.cancel_requested
+      FROM cafmq.tasks_live t, unnest(p_ids, p_attempts) AS f (id, attempt)
+     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'),
+  free AS (
+    SELECT t.id, t.attempt FROM cafmq.tasks_live t
+     WHERE t.id IN (SELECT o.id FROM owned o) AND t.state = 'running'
+     FOR UPDATE SKIP LOCKED),
+  renewed AS (
+    UPDATE cafmq.tasks_live t SET run_at = greatest(t.run_at, now() + p_lease)
+      FROM free, owned o
+     WHERE t.id = free.id AND o.id = free.id AND t.attempt = o.attempt
+       AND t.state = 'running'
+    RETURNING t.id, t.cancel_requested)
+  SELECT r.id, r.cancel_requested FROM renewed r
+  UNION ALL
+  SELECT o.id, o.cancel_requested FROM owned o
+   WHERE o.id NOT IN (SELECT free.id FROM free)
 $$;
 
 CREATE FUNCTION cafmq.notify_ready(p_channels text[]) RETURNS void
@@ -1121,6 +1187,26 @@ CREATE FUNCTION cafmq.notify_ready(p_channels text[]) RETURNS void
 BEGIN
   PERFORM pg_notify('cafmq_ready', c)
     FROM (SELECT DISTINCT unnest(p_channels) AS c) d;
+END
+$$;
+
+CREATE FUNCTION cafmq.notify_spawned(p_specs cafmq.spawn_spec[], p_created uuid[] DEFAULT NULL::uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM pg_notify('cafmq_ready',
+                    CASE WHEN count(*) <= 32 AND bool_and(c.by_id)
+                         THEN c.channel_name || chr(31)
+                              || string_agg(c.id::text, ',')
+                         ELSE c.channel_name END)
+     FROM (SELECT s.channel_name, s.id,
+                  NOT s.ordered AND coalesce(s.priority, 0) = 0
+                  AND coalesce(s.run_at_us / 1e6 <= extract(epoch FROM now()),
+                               coalesce(s.delay_us, 0) <= 0) AS by_id
+             FROM unnest(p_specs) s
+            WHERE s.commit_us IS NULL
+              AND (p_created IS NULL OR s.id = ANY (p_created))) c
+    GROUP BY c.channel_name;
 END
 $$;
 
@@ -1469,8 +1555,7 @@ BEGIN
            decode(o.bytes, 'base64')
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
-    PERFORM cafmq.notify_ready(ARRAY(
-      SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
+    PERFORM cafmq.notify_spawned(v_specs);
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
                   ORDER BY s.ordinality;
     RETURN;
@@ -1503,8 +1588,7 @@ BEGIN
     RETURNING t.id
   )
   SELECT array_agg(ins.id) INTO v_created FROM ins;
-  PERFORM cafmq.notify_ready(ARRAY(
-    SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
+  PERFORM cafmq.notify_spawned(v_specs, coalesce(v_created, '{}'));
   IF cardinality(v_created) = cardinality(v_specs) THEN
     -- No duplicates (the usual case): every task was created.
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s

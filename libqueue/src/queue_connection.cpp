@@ -89,7 +89,7 @@ caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
   auto result = impl_->run_one([&](pqxx::transaction_base& tx) {
     return detail::claim(tx, req, cursor_);
   });
-  if (result)
+  if (result && req.ids.empty())
     cursor_ = result->cursor;
   return result;
 }

@@ -61,10 +61,13 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
   std::optional<std::string> paused;
   if (!req.paused.empty())
     paused = text_array(req.paused);
+  std::optional<std::string> ids;
+  if (!req.ids.empty())
+    ids = uuid_array(req.ids);
   auto rows = tx.exec_params(sql::claim, req.node, text_array(req.names),
                              channels, paused, req.limit, req.lease.count(),
                              req.max_lost, cursor.channel_name,
-                             cursor.channel_args, req.pickup_every);
+                             cursor.channel_args, req.pickup_every, ids);
   claim_result result;
   result.tasks.reserve(rows.size());
   // Column numbers looked up once: by name, libpq compares (and lower-cases

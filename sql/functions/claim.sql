@@ -3,12 +3,14 @@
 -- The claim: what a runner calls to take work. Its files, in the order a
 -- claim runs them:
 --   claim.sql           pauses, then the limited channels, then the rest
+--   claim_pauses.sql    what the cluster-wide pauses leave the claim
 --   claim_limited.sql   each limited channel, up to its free slots
 --   claim_ready.sql     the channels nothing holds back:
 --     claim_walk.sql      one task from each channel, round-robin
 --     claim_fill.sql      prioritized tasks, lost attempts, queue order
 --     claim_start.sql     the chosen tasks start, or end if they must not run
 --     claim_next_due.sql  when the next task is due
+--   claim_ids.sql       the claim by id: tasks a spawn's notification named
 --
 -- Up to p_limit tasks of the names p_names (and, if given, of the channels
 -- p_channels; none of p_paused). Each claimed task is running with a new
@@ -36,13 +38,8 @@ DECLARE
   v_wait interval;
 BEGIN
   IF EXISTS (SELECT 1 FROM cafmq.pauses) THEN
-    p_names := ARRAY(SELECT n FROM unnest(p_names) n
-                      WHERE NOT EXISTS (SELECT 1 FROM cafmq.pauses p
-                                         WHERE p.kind = 'task'
-                                           AND p.value = n));
-    p_paused := coalesce(p_paused, '{}')
-                || ARRAY(SELECT p.value FROM cafmq.pauses p
-                          WHERE p.kind = 'channel');
+    SELECT x.names, x.paused INTO p_names, p_paused
+      FROM cafmq.claim_pauses(p_names, p_paused) x;
   END IF;
   IF EXISTS (SELECT 1 FROM cafmq.channel_limits) THEN
     FOR v_row IN

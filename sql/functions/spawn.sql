@@ -150,8 +150,7 @@ BEGIN
            decode(o.bytes, 'base64')
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
-    PERFORM cafmq.notify_ready(ARRAY(
-      SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
+    PERFORM cafmq.notify_spawned(v_specs);
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
                   ORDER BY s.ordinality;
     RETURN;
@@ -184,8 +183,7 @@ BEGIN
     RETURNING t.id
   )
   SELECT array_agg(ins.id) INTO v_created FROM ins;
-  PERFORM cafmq.notify_ready(ARRAY(
-    SELECT s.channel_name FROM unnest(v_specs) s WHERE s.commit_us IS NULL));
+  PERFORM cafmq.notify_spawned(v_specs, coalesce(v_created, '{}'));
   IF cardinality(v_created) = cardinality(v_specs) THEN
     -- No duplicates (the usual case): every task was created.
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s

@@ -75,7 +75,8 @@ CAF_TEST(an empty claim never makes the dispatcher spin) {
 CAF_TEST(a notification makes the dispatcher claim at once) {
   start();
   CAF_CHECK_EQUAL(log->claim_calls, 1);
-  anon_send(dispatcher(), ready_atom::value, std::string{"foo"});
+  anon_send(dispatcher(), ready_atom::value, std::string{"foo"},
+            std::vector<uuid>{});
   settle();
   CAF_CHECK_EQUAL(log->claim_calls, 2);
   anon_send(dispatcher(), rescan_atom::value);
@@ -83,13 +84,145 @@ CAF_TEST(a notification makes the dispatcher claim at once) {
   CAF_CHECK_EQUAL(log->claim_calls, 3);
 }
 
+CAF_TEST(a notification that names tasks claims them by id when they fit) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 2;
+  cfg.prefetch = 0;
+  start();
+  CAF_REQUIRE_EQUAL(log->requests.size(), 1u);
+  claim_result taken;
+  auto task = make_task("ok");
+  taken.tasks = {task};
+  log->claims.push_back(taken);
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{task.id});
+  settle();
+  // The first claim found nothing to do (wait 60 s): the runner is idle,
+  // and the task's ending does not make it claim again.
+  CAF_REQUIRE_EQUAL(log->requests.size(), 2u);
+  CAF_CHECK(log->requests[1].ids == std::vector<uuid>{task.id});
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  // Taken by another runner already: nothing more to do.
+  auto n = log->requests.size();
+  log->claims.push_back(claim_result{});
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{uuid::random()});
+  settle();
+  CAF_REQUIRE_EQUAL(log->requests.size(), n + 1);
+  CAF_CHECK_EQUAL(log->requests[n].ids.size(), 1u);
+  // Held back (ordered, paused, limited...): the fair claim follows.
+  claim_result held_back;
+  held_back.wait = 0s;
+  log->claims.push_back(held_back);
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{uuid::random()});
+  settle();
+  CAF_REQUIRE_EQUAL(log->requests.size(), n + 3);
+  CAF_CHECK_EQUAL(log->requests[n + 1].ids.size(), 1u);
+  CAF_CHECK(log->requests[n + 2].ids.empty());
+  // Named while a claim by id is under way: claimed by id next.
+  auto m = log->requests.size();
+  auto a = uuid::random();
+  auto b = uuid::random();
+  log->claims.push_back(claim_result{});
+  log->claims.push_back(claim_result{});
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{a});
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{b});
+  settle();
+  CAF_REQUIRE_EQUAL(log->requests.size(), m + 2);
+  CAF_CHECK(log->requests[m].ids == std::vector<uuid>{a});
+  CAF_CHECK(log->requests[m + 1].ids == std::vector<uuid>{b});
+  n = m + 2;
+  // More tasks than free slots: the fair claim, up to the slots.
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{uuid::random(), uuid::random(), uuid::random()});
+  settle();
+  CAF_REQUIRE_EQUAL(log->requests.size(), n + 1);
+  CAF_CHECK(log->requests.back().ids.empty());
+  CAF_CHECK_EQUAL(log->requests.back().limit, 2);
+  // The claim's sizing saw none of the claims by id: every fair claim
+  // asked for the two slots.
+  for (auto& req : log->requests)
+    if (req.ids.empty())
+      CAF_CHECK_EQUAL(req.limit, 2);
+}
+
+CAF_TEST(an ending makes the runner claim unless the queue was found idle) {
+  // A limited channel's ready tasks wait for a slot (wait 100 ms): each
+  // ending may free one, so each makes the runner claim.
+  log->idle_wait = 100ms;
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 4;
+  cfg.prefetch = 0;
+  start();
+  auto task = make_task("ok");
+  claim_result taken;
+  taken.tasks = {task};
+  log->claims.push_back(taken);
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{task.id});
+  settle();
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  CAF_REQUIRE_EQUAL(log->requests.size(), 3u);
+  CAF_CHECK(log->requests[2].ids.empty());
+  // A fair claim that filled its batch: the next follows at once, and so
+  // does one after each ending, until a claim comes back short.
+  log->idle_wait = 60s;
+  claim_result full;
+  for (int i = 0; i < 4; ++i)
+    full.tasks.push_back(make_task("ok"));
+  log->claims.push_back(full);
+  anon_send(dispatcher(), rescan_atom::value);
+  settle();
+  CAF_CHECK_EQUAL(log->requests[3].limit, 4);
+  CAF_CHECK_EQUAL(completed_count(), 5u);
+  auto n = log->requests.size();
+  CAF_CHECK_GREATER_OR_EQUAL(n, 5u);
+  // The last came back short with nothing due: idle, so the ending of a
+  // task claimed by id claims nothing more.
+  claim_result next;
+  next.tasks = {make_task("ok")};
+  log->claims.push_back(next);
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{next.tasks[0].id});
+  settle();
+  CAF_CHECK_EQUAL(completed_count(), 6u);
+  CAF_CHECK_EQUAL(log->requests.size(), n + 1);
+}
+
+CAF_TEST(a runner without room when it wakes claims after the next ending) {
+  cfg.min_concurrency = 2;
+  cfg.max_concurrency = 4;
+  cfg.prefetch = 0;
+  claim_result three;
+  three.tasks = {make_task("ok"), make_task("ok"), make_task("ok")};
+  three.wait = 60s;
+  log->claims.push_back(three);
+  start();
+  // A short claim (idle), whose handlers wait for an executor thread.
+  CAF_REQUIRE_EQUAL(log->claim_calls, 1);
+  CAF_REQUIRE_EQUAL(exec->queued(), 3u);
+  // Its timer fires while the three leave too little room to claim.
+  sched.advance_time(cfg.max_poll_wait);
+  sched.run();
+  CAF_CHECK_EQUAL(log->claim_calls, 1);
+  // Their endings make room: the runner claims.
+  settle();
+  CAF_CHECK_EQUAL(completed_count(), 3u);
+  CAF_CHECK_GREATER_OR_EQUAL(log->claim_calls, 2);
+}
+
 CAF_TEST(a runner that serves some channels ignores notifications of others) {
   cfg.channels = {"mine"};
   start();
-  anon_send(dispatcher(), ready_atom::value, std::string{"other"});
+  anon_send(dispatcher(), ready_atom::value, std::string{"other"},
+            std::vector<uuid>{});
   settle();
   CAF_CHECK_EQUAL(log->claim_calls, 1);
-  anon_send(dispatcher(), ready_atom::value, std::string{"mine"});
+  anon_send(dispatcher(), ready_atom::value, std::string{"mine"},
+            std::vector<uuid>{});
   settle();
   CAF_CHECK_EQUAL(log->claim_calls, 2);
   CAF_CHECK(log->requests.back().channels == std::vector<std::string>{"mine"});
@@ -103,6 +236,9 @@ CAF_TEST(the claim ahead follows the measured throughput) {
   for (int i = 0; i < 50; ++i) {
     claim_result batch;
     batch.tasks = {make_task("ok"), make_task("ok")};
+    // The database has more: a short claim with no more ready would leave
+    // the runner idle until the next wake-up.
+    batch.wait = 0s;
     log->claims.push_back(batch);
   }
   start();
@@ -114,12 +250,14 @@ CAF_TEST(the claim ahead follows the measured throughput) {
   // 100 attempts in one second: hold what half that rate (the smoothed
   // estimate) finishes in the 1 s window.
   sched.advance_time(1s);
-  anon_send(dispatcher(), ready_atom::value, std::string{});
+  anon_send(dispatcher(), ready_atom::value, std::string{},
+            std::vector<uuid>{});
   settle();
   CAF_CHECK_EQUAL(log->claim_limits.back(), 2 + 50);
   // A second without work halves the estimate again.
   sched.advance_time(1s);
-  anon_send(dispatcher(), ready_atom::value, std::string{});
+  anon_send(dispatcher(), ready_atom::value, std::string{},
+            std::vector<uuid>{});
   settle();
   CAF_CHECK_EQUAL(log->claim_limits.back(), 2 + 25);
 }
@@ -172,7 +310,8 @@ CAF_TEST(a starved runner claims more each time up to the prefetch) {
   CAF_CHECK_LESS_OR_EQUAL(full_at, 8u);
   CAF_CHECK_EQUAL(completed_count(), 20000u);
   // An empty claim ends the ramp: the next claim fills the slots only.
-  anon_send(dispatcher(), ready_atom::value, std::string{});
+  anon_send(dispatcher(), ready_atom::value, std::string{},
+            std::vector<uuid>{});
   settle();
   CAF_CHECK_EQUAL(limits.back(), 4);
 }

@@ -98,7 +98,9 @@ CAF_TEST(claims and checkpoints and statuses cross intact) {
   q.names = {"a", "b"};
   q.paused = {"c"};
   q.max_lost = 2;
+  q.ids = {uuid::random(), uuid::random()};
   auto q2 = round_trip(q);
+  CAF_CHECK(q2.ids == q.ids);
   CAF_CHECK(q2.names == q.names);
   CAF_CHECK(q2.paused == q.paused);
   CAF_CHECK_EQUAL(q2.max_lost, 2);

@@ -2,6 +2,8 @@
 #define CAF_SUITE claim
 #include <caf/test/unit_test.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -335,6 +337,102 @@ CAF_TEST(small channels behind a large backlog cost a claim few reads) {
   read = tasks_read(*conn, claim_small);
   CAF_MESSAGE("with first tasks locked the claim read " << read << " rows");
   CAF_CHECK_LESS(read, 1000);
+}
+
+CAF_TEST(a renewal passes over an attempt being written and keeps it owned) {
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  auto q = poller();
+  auto x = claim_or_throw(*q, request({"t"}));
+  CAF_REQUIRE_EQUAL(x.tasks.size(), 1u);
+  std::vector<attempt_ref> refs{{id, x.tasks[0].attempt}};
+  auto lease_end = [&] {
+    return query_value<std::string>(
+      "SELECT run_at::text FROM cafmq.tasks_live WHERE id = '" + to_string(id)
+      + "'");
+  };
+  auto before = lease_end();
+  auto other = connect();
+  pqxx::work writer{*other};
+  writer.exec_params("SELECT 1 FROM cafmq.tasks_live WHERE id = $1 FOR UPDATE",
+                     to_string(id));
+  // It does not wait for the lock, and reports the attempt still owned.
+  auto held = q->keep_alive(refs, std::chrono::hours{1});
+  CAF_REQUIRE(held);
+  CAF_REQUIRE_EQUAL(held->size(), 1u);
+  CAF_CHECK(held->at(0).id == id);
+  CAF_CHECK(!held->at(0).ended);
+  CAF_CHECK_EQUAL(lease_end(), before);
+  writer.abort();
+  auto renewed = q->keep_alive(refs, std::chrono::hours{1});
+  CAF_REQUIRE(renewed && renewed->size() == 1u);
+  CAF_CHECK_NOT_EQUAL(lease_end(), before);
+  // Another attempt's renewal changes nothing.
+  auto after = lease_end();
+  auto stale
+    = q->keep_alive({{id, x.tasks[0].attempt + 1}}, std::chrono::hours{2});
+  CAF_REQUIRE(stale);
+  CAF_CHECK(stale->empty() || stale->at(0).ended);
+  CAF_CHECK_EQUAL(lease_end(), after);
+}
+
+CAF_TEST(
+  renewals completions and failures of the same attempts never deadlock) {
+  // Each takes row locks on many attempts: locked in one order (by id),
+  // none waits for another in a cycle, whatever order its caller lists
+  // them in. Listed in opposite orders, they deadlocked.
+  constexpr int n = 1200;
+  spawn_tasks(*conn, "t", n);
+  auto q = poller();
+  std::vector<attempt_ref> refs;
+  for (;;) {
+    auto x = claim_or_throw(*q, request({"t"}, 500));
+    if (x.tasks.empty())
+      break;
+    for (auto& t : x.tasks)
+      refs.push_back({t.id, t.attempt});
+  }
+  CAF_REQUIRE_EQUAL(refs.size(), static_cast<size_t>(n));
+  std::atomic<bool> done{false};
+  std::mutex mx;
+  std::vector<std::string> errors;
+  auto note = [&](const caf::error& err) {
+    std::lock_guard<std::mutex> guard{mx};
+    errors.push_back(to_string(err));
+  };
+  std::thread renewer{[&] {
+    auto r = poller();
+    auto reversed = refs;
+    std::reverse(reversed.begin(), reversed.end());
+    while (!done)
+      if (auto x = r->keep_alive(reversed, std::chrono::seconds{60}); !x)
+        note(x.error());
+  }};
+  // Batches from both ends, each listed against the renewal's order; every
+  // third attempt fails (retried or not), the rest complete.
+  auto w = poller();
+  for (size_t i = 0; i < refs.size() / 2; i += 40) {
+    std::vector<attempt_ref> completed;
+    std::vector<attempt_failure> failed;
+    for (size_t k = i; k < i + 40 && k < refs.size() / 2; ++k)
+      for (auto& ref : {refs[k], refs[refs.size() - 1 - k]}) {
+        if (k % 3 == 0)
+          failed.push_back({ref, "boom", k % 2 == 0, ""});
+        else
+          completed.push_back(ref);
+      }
+    if (auto x = w->complete(completed, {}, {}); !x)
+      note(x.error());
+    if (auto x = w->fail(failed); !x)
+      note(x.error());
+  }
+  done = true;
+  renewer.join();
+  for (auto& e : errors)
+    CAF_MESSAGE("error: " << e);
+  CAF_CHECK(errors.empty());
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live"
+                                   " WHERE state = 'running'"),
+                  0);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cafmq/error.hpp"
+#include "cafmq/expected.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/sql.hpp"
 #include "cafmq/sql_schema.hpp"

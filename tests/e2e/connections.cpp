@@ -49,8 +49,8 @@ struct resume_on_exit {
 dispatcher_actor::behavior_type forward_to(dispatcher_actor::pointer,
                                            caf::actor to) {
   return {
-    [=](ready_atom, const std::string& name) {
-      caf::anon_send(to, ready_atom::value, name);
+    [=](ready_atom, const std::string& name, const std::vector<uuid>& ids) {
+      caf::anon_send(to, ready_atom::value, name, ids);
     },
     [=](rescan_atom) { caf::anon_send(to, rescan_atom::value); },
     [=](renew_atom) { caf::anon_send(to, renew_atom::value); },
@@ -197,7 +197,10 @@ CAF_TEST(the listener routes wake - ups and cancels with their channel) {
       *conn);
   CAF_REQUIRE(spawned);
   self->receive(
-    [](ready_atom, const std::string& name) { CAF_CHECK_EQUAL(name, "mail"); },
+    [&](ready_atom, const std::string& name, const std::vector<uuid>& ids) {
+      CAF_CHECK_EQUAL(name, "mail");
+      CAF_CHECK(ids == std::vector<uuid>{spawned->id});
+    },
     caf::after(10s) >> [] { CAF_FAIL("no wake-up"); });
   auto q = poller();
   claim_or_throw(*q, request({"t"}));

@@ -281,7 +281,8 @@ CAF_TEST(every ending gets its events in order) {
     tx.commit();
   }
   // Endings a claim decides instead of running the task, reported by the
-  // runtime whose claim it was. A spawn's notification makes it claim.
+  // runtime whose claim it was. A wake-up that names no task makes it claim
+  // fairly (a spawn's names its tasks, which it claims by id).
   // A deadline that passed before the task ran:
   auto expired = spawn_builder{"ok"}
                    .delay(1h)
@@ -292,7 +293,7 @@ CAF_TEST(every ending gets its events in order) {
     "UPDATE cafmq.tasks_live SET run_at = now(), deadline = now() - interval "
     "'1 s' WHERE id = '"
     + to_string(expired) + "'");
-  spawn_builder{"ok"}.spawn(*conn);
+  exec("SELECT cafmq.notify_ready(ARRAY[''])");
   xs = expect_steps(expired, {{"failed", 0}});
   CAF_CHECK(!xs[0].retryable);
   CAF_CHECK_EQUAL(xs[0].error, "deadline passed before the task ran");
@@ -302,7 +303,7 @@ CAF_TEST(every ending gets its events in order) {
        "lost_attempts = 4, run_at = now() - interval '1 s', started_at = "
        "now() WHERE id = '"
        + to_string(poison) + "'");
-  spawn_builder{"ok"}.spawn(*conn);
+  exec("SELECT cafmq.notify_ready(ARRAY[''])");
   xs = expect_steps(poison, {{"failed", 5}});
   CAF_CHECK(xs[0].error.find("poison") != std::string::npos);
   CAF_CHECK_EQUAL(state(poison), "failed");

@@ -40,7 +40,7 @@ using dispatcher_stand_in = dispatcher_actor::stateful_base<dispatcher_log>;
 inline dispatcher_actor::behavior_type
 stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
   return {
-    [](ready_atom, const std::string&) {},
+    [](ready_atom, const std::string&, const std::vector<uuid>&) {},
     [=](rescan_atom) { ++self->state.rescans; },
     [=](renew_atom) { ++self->state.renewals; },
     [](cancel_atom, const std::string&, const std::string&, const uuid&) {},

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include <caf/all.hpp>
 
@@ -26,6 +27,13 @@ void check_drained(dispatcher_ptr self) {
     rp.deliver(true);
   st.drained.clear();
 }
+
+// Longest wait a fair claim reports for a limited channel whose ready
+// tasks wait for a running one to end (claim_limited.sql).
+constexpr auto limited_recheck = std::chrono::milliseconds{200};
+
+void claim_next(dispatcher_ptr self, bool fair);
+void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids);
 
 // Arms a wake-up after `delay` unless an earlier one is armed.
 void wake_after(dispatcher_ptr self, std::chrono::microseconds delay) {
@@ -60,16 +68,16 @@ void report_endings(dispatcher_ptr self,
   emit(st.events, std::move(events));
 }
 
-void claimed(dispatcher_ptr self, int limit, claim_result& result) {
+// Hands what a claim returned to the channel actors: one message per
+// channel, its attempts in claim order (while draining, the channels give
+// them back at once). Counts and reports it, and routes the cancels that
+// came meanwhile.
+void hand_out(dispatcher_ptr self, claim_result& result) {
   auto& st = self->state;
   st.claiming = false;
   st.error_backoff = std::chrono::milliseconds{0};
   auto& metrics = *st.ctx->metrics;
   metrics.claim_returned();
-  auto full = static_cast<int>(result.tasks.size()) == limit;
-  st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
-  // One message per channel: its attempts in claim order. While draining,
-  // the channels give them back at once.
   std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
   std::unordered_map<channel_entry*, size_t> batch_of;
   for (auto& task : result.tasks)
@@ -91,6 +99,32 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   for (auto& batch : batches)
     self->send(batch.first->handle, run_atom::value, std::move(batch.second));
   route_deferred_cancels(self);
+}
+
+void claim_failed(dispatcher_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  st.claiming = false;
+  st.idle = false;
+  // The claim after the backoff is a fair one: it takes them too.
+  st.named.clear();
+  route_deferred_cancels(self);
+  if (st.draining) {
+    check_drained(self);
+    return;
+  }
+  st.error_backoff
+    = std::min(std::chrono::milliseconds{5000},
+               std::max(std::chrono::milliseconds{100}, st.error_backoff * 2));
+  st.ctx->log(log_level::warning, "claim failed, retrying",
+              {{"retry_ms", st.error_backoff.count()}, {"error", render(err)}});
+  wake_after(self, st.error_backoff);
+}
+
+void claimed(dispatcher_ptr self, int limit, claim_result& result) {
+  auto& st = self->state;
+  auto full = static_cast<int>(result.tasks.size()) == limit;
+  st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
+  hand_out(self, result);
   if (st.draining) {
     check_drained(self);
     return;
@@ -105,8 +139,25 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   // round-robin walk that was cut short.
   bool more = !result.tasks.empty()
               && (full || (result.wait && result.wait->count() == 0));
-  if (more || st.claim_again)
+  // Idle: the claim took every task it could take now (not a full batch,
+  // nor a walk cut short), and what becomes ready from now on wakes the
+  // runner (a notification, or the timer at the next due time). A limited
+  // channel's ready tasks may get a slot whenever a task of it ends: its
+  // wait is at most 200 ms (claim_limited.sql), so a wait that short keeps
+  // the claim after each ending.
+  st.idle = !full && (!result.wait || *result.wait > limited_recheck);
+  claim_next(self, more);
+}
+
+// After a claim returned: a fair claim if it asked for one (`fair`) or a
+// wake-up came meanwhile, else a claim by id of what spawns named
+// meanwhile.
+void claim_next(dispatcher_ptr self, bool fair) {
+  auto& st = self->state;
+  if (fair || st.claim_again)
     maybe_claim(self);
+  else if (!st.named.empty())
+    claim_by_id(self, std::exchange(st.named, {}));
 }
 
 void maybe_claim(dispatcher_ptr self) {
@@ -119,8 +170,12 @@ void maybe_claim(dispatcher_ptr self) {
   }
   st.claim_again = false;
   auto limit = st.sizer->limit(self->clock().now(), st.held);
-  if (limit == 0)
+  if (limit == 0) {
+    // No room now: an ending makes room, so it claims.
+    st.idle = false;
     return;
+  }
+  st.named.clear();
   st.claiming = true;
   st.request.limit = limit;
   st.request.paused.assign(st.paused.begin(), st.paused.end());
@@ -128,22 +183,44 @@ void maybe_claim(dispatcher_ptr self) {
     ->request(st.claim_db, st.ctx->request_timeout(), claim_atom::value,
               st.request)
     .then([=](claim_result& result) { claimed(self, limit, result); },
-          [=](caf::error& err) {
-            auto& st = self->state;
-            st.claiming = false;
-            route_deferred_cancels(self);
-            if (st.draining) {
-              check_drained(self);
-              return;
-            }
-            st.error_backoff = std::min(
-              std::chrono::milliseconds{5000},
-              std::max(std::chrono::milliseconds{100}, st.error_backoff * 2));
-            st.ctx->log(
-              log_level::warning, "claim failed, retrying",
-              {{"retry_ms", st.error_backoff.count()}, {"error", render(err)}});
-            wake_after(self, st.error_backoff);
-          });
+          [=](caf::error& err) { claim_failed(self, err); });
+}
+
+// A spawn's notification named these tasks of a channel this runner
+// serves: claim them by id (cafmq.claim_ids) when it may hold them all
+// now, else claim fairly. A claim by id leaves the wake-up timer and the
+// claim's sizing alone; the fair claim follows it when it says so (a named
+// task was held back or locked) or when asked for meanwhile.
+void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
+  auto& st = self->state;
+  if (st.draining)
+    return;
+  if (st.claiming && !ids.empty()) {
+    st.named.insert(st.named.end(), ids.begin(), ids.end());
+    return;
+  }
+  if (st.claiming || ids.empty()
+      || st.sizer->limit(self->clock().now(), st.held)
+           < static_cast<int>(ids.size())) {
+    maybe_claim(self);
+    return;
+  }
+  st.claiming = true;
+  st.request.paused.assign(st.paused.begin(), st.paused.end());
+  st.request.ids = std::move(ids);
+  auto sent = self->request(st.claim_db, st.ctx->request_timeout(),
+                            claim_atom::value, st.request);
+  st.request.ids.clear();
+  sent.then(
+    [=](claim_result& result) {
+      auto& st = self->state;
+      hand_out(self, result);
+      if (st.draining)
+        check_drained(self);
+      else
+        claim_next(self, result.wait && result.wait->count() == 0);
+    },
+    [=](caf::error& err) { claim_failed(self, err); });
 }
 
 template <class Handle>
@@ -187,11 +264,11 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
   self->set_down_handler([=](caf::down_msg& msg) { channel_down(self, msg); });
   self->send(self, rescan_atom::value);
   return {
-    [=](ready_atom, const std::string& channel) {
+    [=](ready_atom, const std::string& channel, std::vector<uuid>& ids) {
       auto& chans = self->state.ctx->cfg.channels;
       if (chans.empty()
           || std::find(chans.begin(), chans.end(), channel) != chans.end())
-        maybe_claim(self);
+        claim_by_id(self, std::move(ids));
     },
     [=](rescan_atom) { maybe_claim(self); },
     [=](renew_atom) {
@@ -223,7 +300,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       st.sizer->finished(n - counts.released);
       if (st.draining)
         check_drained(self);
-      else
+      else if (!st.idle || counts.released > 0)
         maybe_claim(self);
     },
     [=](retire_atom, const std::string& key) {

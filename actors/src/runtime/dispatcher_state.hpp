@@ -46,6 +46,13 @@ struct dispatcher_state {
   claim_request request;
   bool claiming = false;
   bool claim_again = false;
+  // Tasks that spawns named while a claim was in flight: claimed by id
+  // next, unless a fair claim comes first (it takes them too).
+  std::vector<uuid> named;
+  // The last fair claim took every task it could take, and since then only
+  // spawns it claimed by id woke the runner: an attempt that ends has no
+  // reason to claim (see `claimed` in dispatcher.cpp).
+  bool idle = false;
   std::chrono::milliseconds error_backoff{0};
   std::optional<caf::actor_clock::time_point> wake_at;
   std::uint64_t generation = 0;

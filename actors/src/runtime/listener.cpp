@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/detail/listener.hpp"
 
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
 #include <caf/all.hpp>
 #include <pqxx/pqxx>
 
@@ -57,12 +61,32 @@ bool connect(listener_ptr self) {
     [&] { st.drop(); });
 }
 
+// A wake-up's payload: the channel name, and from a spawn, maybe the ids
+// of its new tasks after '\x1f', comma-separated (cafmq.notify_spawned).
+// Ids that do not parse are left out: the claim by id is only a shortcut.
+std::pair<std::string, std::vector<uuid>> parse_ready(const std::string& x) {
+  auto sep = x.find('\x1f');
+  if (sep == std::string::npos)
+    return {x, {}};
+  std::vector<uuid> ids;
+  for (auto i = sep + 1; i <= x.size();) {
+    auto end = std::min(x.find(',', i), x.size());
+    if (auto id = uuid::parse(std::string_view{x}.substr(i, end - i)))
+      ids.push_back(*id);
+    i = end + 1;
+  }
+  return {x.substr(0, sep), std::move(ids)};
+}
+
 // Sends what the last wait collected: wake-ups, and cancels with the
 // channel of their task.
 void deliver(listener_ptr self) {
   auto& st = self->state;
-  for (auto& name : st.ready->payloads)
-    self->send(st.dispatcher, ready_atom::value, name);
+  for (auto& payload : st.ready->payloads) {
+    auto [name, ids] = parse_ready(payload);
+    self->send(st.dispatcher, ready_atom::value, std::move(name),
+               std::move(ids));
+  }
   st.ready->payloads.clear();
   auto ids = std::move(st.cancel->payloads);
   st.cancel->payloads.clear();

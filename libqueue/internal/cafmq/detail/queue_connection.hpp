@@ -50,6 +50,12 @@ struct claim_request {
   /// task in this many, chosen by a hash of its id (1: every one; 0: none).
   /// Each costs the database an index lookup.
   std::int32_t pickup_every = 0;
+  /// Not empty: a claim by id of these tasks (cafmq.claim_ids), which a
+  /// spawn's notification named, instead of the fair claim. It takes those
+  /// the fair claim would let this runner take now, all of them if it may
+  /// (so `limit` does not bound it), and leaves the fair rotation's cursor
+  /// alone. Its result's `wait` is zero when the fair claim must follow.
+  std::vector<uuid> ids;
 };
 
 /// Where the fair round-robin over channels continues.
@@ -140,7 +146,8 @@ public:
   static caf::expected<std::shared_ptr<queue_connection>>
   open(const std::string& url, const connection_options& opts = {});
 
-  /// Claims up to `req.limit` tasks, continuing the fair rotation.
+  /// Claims up to `req.limit` tasks, continuing the fair rotation (or,
+  /// with `req.ids`, those tasks by id).
   caf::expected<claim_result> claim(const claim_request& req);
 
   /// Completes attempts; returns the ids completed (stale ones are left out).

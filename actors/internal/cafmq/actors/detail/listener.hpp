@@ -2,7 +2,8 @@
 #pragma once
 
 // The listener owns the LISTEN connection. It turns ready notifications
-// (payload: a channel name) into (ready_atom, name) for the dispatcher, and
+// (payload: a channel name, and from a spawn maybe its new tasks' ids) into
+// (ready_atom, name, ids) for the dispatcher, and
 // cancel notifications (payload: a task id) into (cancel_atom, name, args,
 // id): it looks the task's channel up, so that the dispatcher can route
 // the cancel to the channel actor that owns the attempt, the same route

@@ -116,7 +116,8 @@ typename Inspector::result_type inspect(Inspector& f, attempt_failure& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, claim_request& x) {
   return f(caf::meta::type_name("cafmq::claim_request"), x.node, x.names,
-           x.channels, x.limit, x.lease, x.max_lost, x.paused, x.pickup_every);
+           x.channels, x.limit, x.lease, x.max_lost, x.paused, x.pickup_every,
+           x.ids);
 }
 
 template <class Inspector>

@@ -226,8 +226,9 @@ using channel_actor = caf::typed_actor<
 /// Decides when and how much to claim, and routes attempts and cancels to
 /// their channel actors.
 using dispatcher_actor = caf::typed_actor<
-  // listener: a channel name has new work.
-  caf::reacts_to<ready_atom, std::string>,
+  // listener: a channel name has new work; a spawn's notification may name
+  // the tasks (a few, each of which a claim by id may take).
+  caf::reacts_to<ready_atom, std::string, std::vector<uuid>>,
   // listener, completer: claim now.
   caf::reacts_to<rescan_atom>,
   // listener: it reconnected, so notifications may have been missed:
