@@ -445,17 +445,21 @@ BEGIN
 END $$;
 
 CREATE FUNCTION cafmq.claim_next_due() RETURNS timestamp with time zone
-    LANGUAGE plpgsql STABLE
+    LANGUAGE plpgsql
     AS $$
+DECLARE
+  v_clock timestamptz := clock_timestamp();
 BEGIN
   -- ORDER BY ... LIMIT 1: a generic plan may compute min() by reading every
   -- running lease.
   RETURN least(
     (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'pending' AND NOT t.ordered AND t.run_at > now()
+        AND (t.run_at > v_clock OR t.run_at <> t.created_at)
       ORDER BY t.run_at LIMIT 1),
     (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'pending' AND t.ordered AND t.run_at > now()
+        AND (t.run_at > v_clock OR t.run_at <> t.created_at)
       ORDER BY t.run_at LIMIT 1),
     (SELECT t.run_at FROM cafmq.tasks_live t
       WHERE t.state = 'running' AND t.run_at > now()

@@ -248,4 +248,30 @@ CAF_TEST(two pollers claiming the same ids by id take each task once) {
                   n);
 }
 
+CAF_TEST(a task spawned while a claim runs is not due later but now) {
+  // The claim's transaction began before the spawn: the task's run_at is
+  // after the claim's now(), yet it is due, and its notification wakes the
+  // runner. The claim's wait must not count it as scheduled.
+  auto claimer = connect();
+  pqxx::work tx{*claimer};
+  tx.exec("SELECT now()");
+  auto id = spawn_builder{"t"}.spawn(*conn)->id;
+  CAF_CHECK(tx.exec1("SELECT cafmq.claim_next_due() IS NULL")[0].as<bool>());
+  // A run_at set after the spawn (a delay, a retry) that passed meanwhile
+  // is due: no notification came for it.
+  pqxx::nontransaction{*conn}.exec_params(
+    "UPDATE cafmq.tasks_live SET run_at = clock_timestamp() WHERE id = $1",
+    to_string(id));
+  CAF_CHECK(tx.exec1("SELECT cafmq.claim_next_due() <= clock_timestamp()")[0]
+              .as<bool>());
+  // A task scheduled later is due at its time.
+  auto later = spawn_builder{"t"}.delay(1h).spawn(*conn)->id;
+  pqxx::nontransaction{*conn}.exec_params(
+    "DELETE FROM cafmq.tasks_live WHERE id = $1", to_string(id));
+  CAF_CHECK(tx.exec1("SELECT cafmq.claim_next_due() = (SELECT run_at FROM "
+                     "cafmq.tasks_live WHERE id = '"
+                     + to_string(later) + "')")[0]
+              .as<bool>());
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
