@@ -1170,7 +1170,7 @@ CREATE FUNCTION cafmq.keep_alive(p_ids uuid[], p_attempts integer[], p_lease int
       FROM cafmq.tasks_live t, unnest(p_ids, p_attempts) AS f (id, attempt)
      WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'),
   free AS (
-    SELECT t.id, t.attempt FROM cafmq.tasks_live t
+    SELECT t.id FROM cafmq.tasks_live t
      WHERE t.id IN (SELECT o.id FROM owned o) AND t.state = 'running'
      FOR UPDATE SKIP LOCKED),
   renewed AS (

@@ -68,8 +68,8 @@ void report_endings(dispatcher_ptr self,
   emit(st.events, std::move(events));
 }
 
-// Hands what a claim returned to the channel actors: one message per
-// channel, its attempts in claim order (while draining, the channels give
+// Ends a claim and hands what it returned to the channel actors: one message
+// per channel, its attempts in claim order (while draining, the channels give
 // them back at once). Counts and reports it, and routes the cancels that
 // came meanwhile.
 void hand_out(dispatcher_ptr self, claim_result& result) {
@@ -195,11 +195,11 @@ void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
   auto& st = self->state;
   if (st.draining)
     return;
-  if (st.claiming && !ids.empty()) {
+  if (!ids.empty() && st.claiming) {
     st.named.insert(st.named.end(), ids.begin(), ids.end());
     return;
   }
-  if (st.claiming || ids.empty()
+  if (ids.empty()
       || st.sizer->limit(self->clock().now(), st.held)
            < static_cast<int>(ids.size())) {
     maybe_claim(self);
