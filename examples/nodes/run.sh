@@ -46,7 +46,15 @@ for pid in "$runner" "$worker"; do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  kill -0 "$pid" 2>/dev/null && { echo "process $pid did not end within 30 s" >&2; exit 1; }
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "process $pid did not end within 30 s; its threads:" >&2
+    # Where it hangs, for the log (the rare node-stop hang of docs/not-done.md).
+    if command -v gdb >/dev/null; then
+      gdb -p "$pid" -batch -ex "thread apply all bt" 2>&1 \
+        | grep -E '^(Thread|#)' | head -n 300 >&2 || true
+    fi
+    exit 1
+  fi
 done
 rc=0
 wait "$runner" || rc=1
