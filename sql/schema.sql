@@ -19,7 +19,8 @@ CREATE TYPE cafmq.claim_row AS (
 	cursor_args text,
 	wait interval,
 	ended text,
-	error text
+	error text,
+	parents text
 );
 
 CREATE TYPE cafmq.spawn_spec AS (
@@ -40,11 +41,15 @@ CREATE TYPE cafmq.spawn_spec AS (
 	json text,
 	bytes text,
 	jitter text,
-	priority integer
+	priority integer,
+	parents uuid[],
+	on_parent_failure text,
+	workflow_id uuid
 );
 
 CREATE TYPE cafmq.task_state AS ENUM (
     'uncommitted',
+    'waiting',
     'pending',
     'running',
     'completed',
@@ -120,7 +125,8 @@ CREATE FUNCTION cafmq.cancel(p_id uuid) RETURNS text
 DECLARE
   v_task record;
 BEGIN
-  SELECT t.state, t.ordered, t.channel_name, t.commit_deadline INTO v_task
+  SELECT t.state, t.ordered, t.channel_name, t.commit_deadline,
+         t.has_children INTO v_task
     FROM cafmq.tasks_live t WHERE t.id = p_id FOR UPDATE;
   IF NOT FOUND THEN
     -- Finished (perhaps while this waited for its lock), or unknown.
@@ -152,6 +158,9 @@ BEGIN
   IF v_task.ordered THEN
     PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
   END IF;
+  IF v_task.has_children THEN
+    PERFORM cafmq.release_children(ARRAY[p_id]);
+  END IF;
   PERFORM cafmq.publish_status(ARRAY[p_id]);
   RETURN 'cancelled';
 END
@@ -161,6 +170,46 @@ CREATE FUNCTION cafmq.channel_key(p_name text, p_args text) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
   SELECT hashtextextended(p_name || chr(31) || p_args, 7305)
+$$;
+
+CREATE FUNCTION cafmq.check_parents(p_specs cafmq.spawn_spec[]) RETURNS uuid[]
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v record;
+BEGIN
+  SELECT s.id, s.on_parent_failure AS policy INTO v FROM unnest(p_specs) s
+   WHERE s.on_parent_failure NOT IN ('cancel', 'run') LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'cafmq.spawn: on_parent_failure of task % must be cancel or run, got %',
+      v.id, v.policy USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT s.id INTO v FROM unnest(p_specs) s
+   WHERE s.id = ANY (s.parents) LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'cafmq.spawn: task % depends on itself', v.id
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT c.id, p.parent INTO v
+    FROM unnest(p_specs) WITH ORDINALITY AS c, unnest(c.parents) AS p (parent),
+         unnest(p_specs) WITH ORDINALITY AS q
+   WHERE q.id = p.parent AND q.ordinality > c.ordinality LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'cafmq.spawn: parent % of task % comes after it in the call (parents come first)',
+      v.parent, v.id USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT c.id, p.parent INTO v
+    FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
+   WHERE NOT EXISTS (SELECT 1 FROM unnest(p_specs) q WHERE q.id = p.parent)
+     AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t WHERE t.id = p.parent)
+     AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_history t WHERE t.id = p.parent)
+   LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'cafmq.spawn: parent % of task % is unknown: spawn it first, or in the same call',
+      v.parent, v.id USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  RETURN ARRAY(SELECT DISTINCT p FROM unnest(p_specs) c, unnest(c.parents) p);
+END
 $$;
 
 CREATE FUNCTION cafmq.checkpoint(p_id uuid, p_attempt integer, p_json text, p_bytes bytea, p_extra_attempts integer, p_lease interval) RETURNS boolean
@@ -582,11 +631,19 @@ BEGIN
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
               t.channel_args::text AS channel_args, t.attempt,
               t.max_attempts, t.ordered, t.timeout, t.deadline,
-              t.payload_json, t.payload_bytes, t.finished_at)
+              t.payload_json, t.payload_bytes, t.finished_at, t.parents_left)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
          c.max_attempts, c.ordered, c.timeout, c.deadline,
          c.payload_json::text, c.payload_bytes, NULL::text, NULL::text,
-         NULL::interval, NULL::text, NULL::text
+         NULL::interval, NULL::text, NULL::text,
+         CASE WHEN c.parents_left IS NOT NULL THEN
+           (SELECT json_agg(json_build_object(
+                     'id', r.id, 'name', r.name, 'state', r.state,
+                     'result', r.result, 'error', r.last_error)
+                   ORDER BY r.finished_at, r.id)::text
+              FROM cafmq.task_parents e
+              JOIN cafmq.parent_results r ON r.id = e.parent
+             WHERE e.child = c.id) END
     FROM claimed c
    WHERE c.finished_at IS NULL;
   GET DIAGNOSTICS v_running = ROW_COUNT;
@@ -616,11 +673,14 @@ BEGIN
     SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
            t.attempt, t.max_attempts, t.ordered, NULL::interval,
            NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
-           NULL::interval, t.state::text, t.last_error
+           NULL::interval, t.state::text, t.last_error, NULL::text
       FROM moved t;
     PERFORM cafmq.notify_ready(ARRAY(
       SELECT t.channel_name FROM cafmq.tasks_history t
        WHERE t.id = ANY (p_ids) AND t.ordered));
+    PERFORM cafmq.release_children(ARRAY(
+      SELECT t.id FROM cafmq.tasks_history t
+       WHERE t.id = ANY (p_ids) AND t.has_children));
   END IF;
 END
 $$;
@@ -665,7 +725,7 @@ BEGIN
       (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
               NULL::text
          FROM cafmq.tasks_live t
-        WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+        WHERE t.ordered AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
         ORDER BY t.channel_name, t.channel_args LIMIT 1)) c
@@ -701,17 +761,12 @@ BEGIN
     LOOP
       SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
         FROM cafmq.tasks_live t
-       WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+       WHERE t.ordered AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
          AND t.channel_name = v_next.n AND t.channel_args = v_next.a
        ORDER BY t.seq LIMIT 1;
       EXIT WHEN NOT FOUND OR v_head.state <> 'uncommitted'
              OR v_head.commit_deadline > now();
-      DELETE FROM cafmq.tasks_live t
-       WHERE t.id = (SELECT x.id FROM cafmq.tasks_live x
-                      WHERE x.id = v_head.id AND x.state = 'uncommitted'
-                        AND x.commit_deadline <= now()
-                      FOR UPDATE SKIP LOCKED);
-      EXIT WHEN NOT FOUND;
+      EXIT WHEN NOT cafmq.expire_reservation(v_head.id);
     END LOOP;
     v_id := NULL;
     -- No head (NULL state), a head still uncommitted, or one that is not
@@ -772,23 +827,35 @@ END
 $$;
 
 CREATE FUNCTION cafmq.clear(p_channel_names text[]) RETURNS bigint
-    LANGUAGE sql
+    LANGUAGE plpgsql
     AS $$
+DECLARE
+  v_live bigint;
+  v_finished bigint;
+  v_parents uuid[];
+BEGIN
   WITH live AS (
     DELETE FROM cafmq.tasks_live t WHERE t.channel_name = ANY (p_channel_names)
-    RETURNING 1),
-  finished AS (
-    DELETE FROM cafmq.tasks_history t
-     WHERE t.channel_name = ANY (p_channel_names)
-    RETURNING 1)
-  SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM finished)
+    RETURNING t.id, t.has_children)
+  SELECT count(*), array_agg(l.id) FILTER (WHERE l.has_children)
+    INTO v_live, v_parents FROM live l;
+  DELETE FROM cafmq.tasks_history t
+   WHERE t.channel_name = ANY (p_channel_names);
+  GET DIAGNOSTICS v_finished = ROW_COUNT;
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.release_children(v_parents);
+  END IF;
+  RETURN v_live + v_finished;
+END
 $$;
 
 CREATE FUNCTION cafmq.clear_all() RETURNS bigint
     LANGUAGE sql
     AS $$
   WITH live AS (DELETE FROM cafmq.tasks_live RETURNING 1),
-  finished AS (DELETE FROM cafmq.tasks_history RETURNING 1)
+  finished AS (DELETE FROM cafmq.tasks_history RETURNING 1),
+  edges AS (DELETE FROM cafmq.task_parents),
+  results AS (DELETE FROM cafmq.parent_results)
   SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM finished)
 $$;
 
@@ -812,11 +879,16 @@ DECLARE
   v_wake text[];
 BEGIN
   WITH c AS (
-    UPDATE cafmq.tasks_live t SET state = 'pending', commit_deadline = NULL
+    UPDATE cafmq.tasks_live t
+       SET state = CASE WHEN t.parents_left > 0 THEN 'waiting'
+                        ELSE 'pending' END::cafmq.task_state,
+           commit_deadline = NULL
      WHERE t.id = ANY (p_ids) AND t.state = 'uncommitted'
        AND t.commit_deadline > now()
-    RETURNING t.id, t.channel_name)
-  SELECT array_agg(c.id), array_agg(c.channel_name) INTO v_done, v_wake FROM c;
+    RETURNING t.id, t.channel_name, t.state)
+  SELECT array_agg(c.id),
+         array_agg(c.channel_name) FILTER (WHERE c.state = 'pending')
+    INTO v_done, v_wake FROM c;
   PERFORM cafmq.notify_ready(v_wake);
   PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
@@ -830,6 +902,7 @@ CREATE FUNCTION cafmq.complete(p_ids uuid[], p_attempts integer[], p_results jso
 DECLARE
   v_done uuid[];
   v_wake text[];
+  v_parents uuid[];
 BEGIN
   WITH ended AS (
     DELETE FROM cafmq.tasks_live t
@@ -842,16 +915,20 @@ BEGIN
     SELECT h.* FROM ended e,
            cafmq.finished_row(e.t, 'completed', NULL, e.result, 0,
                               e.worker) h
-    RETURNING id, channel_name, ordered, finished_at),
+    RETURNING id, channel_name, ordered, finished_at, has_children),
   counted AS (
     INSERT INTO cafmq.finished_counts
     SELECT (d.finished_at AT TIME ZONE 'UTC')::date, d.channel_name,
            'completed', count(*)
       FROM done d GROUP BY 1, 2)
   SELECT array_agg(done.id),
-         array_agg(done.channel_name) FILTER (WHERE done.ordered)
-    INTO v_done, v_wake FROM done;
+         array_agg(done.channel_name) FILTER (WHERE done.ordered),
+         array_agg(done.id) FILTER (WHERE done.has_children)
+    INTO v_done, v_wake, v_parents FROM done;
   PERFORM cafmq.notify_ready(v_wake);
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.release_children(v_parents);
+  END IF;
   PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
 END
@@ -884,17 +961,49 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.expire_reservations(p_limit integer) RETURNS bigint
-    LANGUAGE sql
+CREATE FUNCTION cafmq.expire_reservation(p_id uuid) RETURNS boolean
+    LANGUAGE plpgsql
     AS $$
+DECLARE
+  v_parent boolean;
+BEGIN
+  DELETE FROM cafmq.tasks_live t
+   WHERE t.id = (SELECT x.id FROM cafmq.tasks_live x
+                  WHERE x.id = p_id AND x.state = 'uncommitted'
+                    AND x.commit_deadline <= now()
+                  FOR UPDATE SKIP LOCKED)
+  RETURNING t.has_children INTO v_parent;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  IF v_parent THEN
+    PERFORM cafmq.release_children(ARRAY[p_id]);
+  END IF;
+  RETURN true;
+END
+$$;
+
+CREATE FUNCTION cafmq.expire_reservations(p_limit integer) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_count bigint;
+  v_parents uuid[];
+BEGIN
   WITH gone AS (
     DELETE FROM cafmq.tasks_live t
      WHERE t.id IN (SELECT x.id FROM cafmq.tasks_live x
                      WHERE x.state = 'uncommitted' AND x.commit_deadline <= now()
                      ORDER BY x.commit_deadline LIMIT p_limit
                      FOR UPDATE SKIP LOCKED)
-    RETURNING 1)
-  SELECT count(*) FROM gone
+    RETURNING t.id, t.has_children)
+  SELECT count(*), array_agg(g.id) FILTER (WHERE g.has_children)
+    INTO v_count, v_parents FROM gone g;
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.release_children(v_parents);
+  END IF;
+  RETURN v_count;
+END
 $$;
 
 CREATE FUNCTION cafmq.fail(p_ids uuid[], p_attempts integer[], p_errors text[], p_retryable boolean[], p_workers text[] DEFAULT NULL::text[]) RETURNS TABLE(id uuid, state cafmq.task_state, run_at timestamp with time zone)
@@ -906,6 +1015,7 @@ DECLARE
   v_states cafmq.task_state[];
   v_times timestamptz[];
   v_wake text[];
+  v_parents uuid[];
 BEGIN
   RETURN QUERY
   UPDATE cafmq.tasks_live t
@@ -941,16 +1051,20 @@ BEGIN
                                         ELSE 'failed' END::cafmq.task_state,
                               e.error, NULL, 0, e.worker) h
     RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered,
-              x.finished_at),
+              x.finished_at, x.has_children),
   counted AS (
     INSERT INTO cafmq.finished_counts
     SELECT (f.finished_at AT TIME ZONE 'UTC')::date, f.channel_name, f.state,
            count(*)
       FROM fin f GROUP BY 1, 2, 3)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
-         array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
-    INTO v_ids, v_states, v_times, v_wake FROM fin;
+         array_agg(fin.channel_name) FILTER (WHERE fin.ordered),
+         array_agg(fin.id) FILTER (WHERE fin.has_children)
+    INTO v_ids, v_states, v_times, v_wake, v_parents FROM fin;
   PERFORM cafmq.notify_ready(v_wake);
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.release_children(v_parents);
+  END IF;
   PERFORM cafmq.publish_status(p_ids);
   RETURN QUERY SELECT * FROM unnest(v_ids, v_states, v_times);
 END
@@ -995,6 +1109,10 @@ CREATE TABLE cafmq.tasks_history (
     payload_bytes bytea,
     earlier_attempts jsonb,
     worker text,
+    parents_left integer,
+    on_parent_failure text,
+    has_children boolean DEFAULT false NOT NULL,
+    workflow_id uuid,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -1041,17 +1159,23 @@ CREATE TABLE cafmq.tasks_live (
     payload_bytes bytea,
     earlier_attempts jsonb,
     worker text,
+    parents_left integer,
+    on_parent_failure text,
+    has_children boolean DEFAULT false NOT NULL,
+    workflow_id uuid,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
     CONSTRAINT tasks_channel_args_length CHECK ((octet_length(channel_args) <= 4096)),
     CONSTRAINT tasks_channel_name_length CHECK ((octet_length(channel_name) <= 255)),
-    CONSTRAINT tasks_live_unfinished CHECK ((state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state]))),
+    CONSTRAINT tasks_live_unfinished CHECK ((state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'waiting'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state]))),
     CONSTRAINT tasks_name_length CHECK (((octet_length(name) >= 1) AND (octet_length(name) <= 255))),
+    CONSTRAINT tasks_parents CHECK ((((parents_left IS NULL) = (on_parent_failure IS NULL)) AND (parents_left >= 0) AND (on_parent_failure = ANY (ARRAY['cancel'::text, 'run'::text])))),
     CONSTRAINT tasks_priority CHECK (((priority >= 0) AND ((priority = 0) OR (NOT ordered)))),
     CONSTRAINT tasks_timeout CHECK ((timeout > '00:00:00'::interval)),
     CONSTRAINT tasks_two_phase CHECK (((state = 'uncommitted'::cafmq.task_state) = (commit_deadline IS NOT NULL))),
-    CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024))
+    CONSTRAINT tasks_unique_key_length CHECK ((octet_length(unique_key) <= 1024)),
+    CONSTRAINT tasks_waiting CHECK (((state <> 'waiting'::cafmq.task_state) OR (parents_left > 0)))
 )
 WITH (fillfactor='80', autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_cost_delay='0', autovacuum_analyze_scale_factor='0.02');
 
@@ -1065,7 +1189,8 @@ CREATE FUNCTION cafmq.finished_row(t cafmq.tasks_live, p_state cafmq.task_state,
          coalesce(p_last_error, t.last_error), t.created_at, t.started_at,
          now(), p_lost_attempts, t.backoff_jitter, t.attempt_base,
          t.priority, coalesce(p_result, t.result), t.payload_json,
-         t.payload_bytes, t.earlier_attempts, p_worker
+         t.payload_bytes, t.earlier_attempts, p_worker, t.parents_left,
+         t.on_parent_failure, t.has_children, t.workflow_id
 $$;
 
 CREATE FUNCTION cafmq.fire_schedule(p_name text, p_ticks timestamp without time zone[], p_next timestamp without time zone, p_missed bigint) RETURNS integer
@@ -1185,6 +1310,52 @@ CREATE FUNCTION cafmq.keep_alive(p_ids uuid[], p_attempts integer[], p_lease int
    WHERE o.id NOT IN (SELECT free.id FROM free)
 $$;
 
+CREATE FUNCTION cafmq.link_parents(p_specs cafmq.spawn_spec[], p_created uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_children uuid[];
+  v_earlier uuid[];
+  v_live uuid[];
+BEGIN
+  v_children := ARRAY(SELECT s.id FROM unnest(p_specs) s
+                       WHERE cardinality(s.parents) > 0
+                         AND s.id = ANY (p_created));
+  INSERT INTO cafmq.task_parents (child, parent)
+  SELECT DISTINCT c.id, coalesce(h.id, p.parent)
+    FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
+    LEFT JOIN (SELECT q.id AS spec, t.id FROM unnest(p_specs) q
+                 JOIN cafmq.tasks_live t ON t.unique_key = q.unique_key
+                WHERE NOT q.id = ANY (p_created)
+                  AND t.state IN ('uncommitted', 'waiting', 'pending',
+                                  'running')) h ON h.spec = p.parent
+   WHERE c.id = ANY (v_children);
+  IF cardinality(p_created) < cardinality(p_specs) THEN
+    -- A parent stood for by a holder may be named twice now.
+    UPDATE cafmq.tasks_live t
+       SET parents_left = (SELECT count(*) FROM cafmq.task_parents e
+                            WHERE e.child = t.id)
+     WHERE t.id = ANY (v_children);
+  END IF;
+  v_earlier := ARRAY(SELECT DISTINCT e.parent FROM cafmq.task_parents e
+                      WHERE e.child = ANY (v_children)
+                        AND NOT e.parent = ANY (p_created));
+  IF cardinality(v_earlier) = 0 THEN
+    RETURN;
+  END IF;
+  v_live := ARRAY(SELECT t.id FROM cafmq.tasks_live t
+                   WHERE t.id = ANY (v_earlier)
+                   ORDER BY t.id FOR NO KEY UPDATE);
+  UPDATE cafmq.tasks_live t SET has_children = true
+   WHERE t.id = ANY (v_live) AND NOT t.has_children;
+  IF cardinality(v_live) < cardinality(v_earlier) THEN
+    PERFORM cafmq.release_children(
+      ARRAY(SELECT x FROM unnest(v_earlier) x WHERE NOT x = ANY (v_live)),
+      v_children);
+  END IF;
+END
+$$;
+
 CREATE FUNCTION cafmq.notify_ready(p_channels text[]) RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -1209,6 +1380,7 @@ BEGIN
                                coalesce(s.delay_us, 0) <= 0) AS by_id
              FROM unnest(p_specs) s
             WHERE s.commit_us IS NULL
+              AND coalesce(cardinality(s.parents), 0) = 0
               AND (p_created IS NULL OR s.id = ANY (p_created))) c
     GROUP BY c.channel_name;
 END
@@ -1299,6 +1471,19 @@ BEGIN
     FROM folded f
    GROUP BY 1, 2, 3
   HAVING sum(f.tasks) <> 0;
+  -- The ends of parents, kept for their children: those older than the
+  -- retention whose children have all ended go, with their edges.
+  WITH gone AS (
+    DELETE FROM cafmq.parent_results r
+     WHERE r.id IN (
+       SELECT x.id FROM cafmq.parent_results x
+        WHERE x.finished_at < v_cutoff
+          AND NOT EXISTS (SELECT 1 FROM cafmq.task_parents e
+                            JOIN cafmq.tasks_live c ON c.id = e.child
+                           WHERE e.parent = x.id)
+        ORDER BY x.finished_at LIMIT p_limit)
+    RETURNING r.id)
+  DELETE FROM cafmq.task_parents e USING gone g WHERE e.parent = g.id;
   PERFORM cafmq.add_history_partitions(2);
   DELETE FROM cafmq.watches w
    WHERE w.backend_pid NOT IN (SELECT a.pid FROM pg_stat_activity a
@@ -1334,7 +1519,10 @@ DECLARE
   v_id uuid;
 BEGIN
   SELECT h.id INTO v_id FROM cafmq.tasks_history h
-   WHERE h.id = ANY (p_ids) LIMIT 1;
+   WHERE h.id = ANY (p_ids)
+     AND NOT (h.created_at = now() AND h.state = 'cancelled'
+              AND h.started_at IS NULL)
+   LIMIT 1;
   IF FOUND THEN
     RAISE unique_violation USING
       MESSAGE = 'duplicate key value violates unique constraint "tasks_pkey"',
@@ -1379,6 +1567,97 @@ BEGIN
   PERFORM cafmq.notify_ready(v_wake);
   PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
+END
+$$;
+
+CREATE FUNCTION cafmq.release_children(p_parents uuid[], p_only uuid[] DEFAULT NULL::uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_children uuid[];
+  v_ended integer[];
+  v_failures text[];
+  v_cancelled uuid[];
+  v_parents uuid[];
+  v_ready uuid[];
+  v_wake text[];
+BEGIN
+  INSERT INTO cafmq.parent_results AS r
+    (id, name, state, result, last_error, finished_at)
+  SELECT p.id, coalesce(h.name, ''), coalesce(h.state, 'cancelled'),
+         h.result,
+         coalesce(h.last_error, CASE WHEN h.id IS NULL
+                                     THEN 'removed (cleared, or an expired reservation)' END),
+         coalesce(h.finished_at, now())
+    FROM unnest(p_parents) AS p (id)
+    LEFT JOIN cafmq.tasks_history h ON h.id = p.id
+  ON CONFLICT (id) DO UPDATE
+     SET state = excluded.state, result = excluded.result,
+         last_error = excluded.last_error, finished_at = excluded.finished_at;
+  SELECT array_agg(c.child), array_agg(c.ended), array_agg(c.failure)
+    INTO v_children, v_ended, v_failures
+    FROM (SELECT e.child, count(*)::integer AS ended,
+                 (array_agg(CASE r.state
+                              WHEN 'completed' THEN NULL
+                              WHEN 'cancelled'
+                                THEN 'parent ' || r.id || ' was cancelled'
+                                     || coalesce(': ' || r.last_error, '')
+                              ELSE 'parent ' || r.id || ' failed: '
+                                   || coalesce(r.last_error, 'no error')
+                            END ORDER BY r.state = 'completed', r.finished_at,
+                                         r.id))[1] AS failure
+            FROM cafmq.task_parents e
+            JOIN cafmq.parent_results r ON r.id = e.parent
+           WHERE e.parent = ANY (p_parents)
+             AND (p_only IS NULL OR e.child = ANY (p_only))
+           GROUP BY e.child) c;
+  IF v_children IS NULL THEN
+    RETURN;
+  END IF;
+  PERFORM 1 FROM cafmq.tasks_live t
+   WHERE t.id = ANY (v_children) AND t.state IN ('waiting', 'uncommitted')
+   ORDER BY t.id FOR UPDATE OF t;
+  -- A failed parent ends a child that does not run after failures.
+  WITH ended AS (
+    DELETE FROM cafmq.tasks_live t
+     USING unnest(v_children, v_failures) AS f (child, failure)
+     WHERE t.id = f.child AND t.state IN ('waiting', 'uncommitted')
+       AND f.failure IS NOT NULL AND t.on_parent_failure = 'cancel'
+    RETURNING t, f.failure),
+  moved AS (
+    INSERT INTO cafmq.tasks_history AS x
+    SELECT h.* FROM ended e,
+           cafmq.finished_row(e.t, 'cancelled', e.failure, NULL,
+                              (e.t).lost_attempts) h
+    RETURNING x.id, x.channel_name, x.finished_at, x.has_children),
+  counted AS (
+    INSERT INTO cafmq.finished_counts
+    SELECT (m.finished_at AT TIME ZONE 'UTC')::date, m.channel_name,
+           'cancelled', count(*)
+      FROM moved m GROUP BY 1, 2)
+  SELECT array_agg(m.id), array_agg(m.id) FILTER (WHERE m.has_children)
+    INTO v_cancelled, v_parents FROM moved m;
+  -- The others count down; the last parent readies a waiting child.
+  WITH counted AS (
+    UPDATE cafmq.tasks_live t
+       SET parents_left = t.parents_left - f.ended,
+           state = CASE WHEN t.state = 'waiting'
+                             AND t.parents_left - f.ended = 0
+                        THEN 'pending' ELSE t.state END::cafmq.task_state,
+           run_at = CASE WHEN t.state = 'waiting'
+                              AND t.parents_left - f.ended = 0
+                         THEN greatest(t.run_at, now()) ELSE t.run_at END
+      FROM unnest(v_children, v_ended) AS f (child, ended)
+     WHERE t.id = f.child AND t.state IN ('waiting', 'uncommitted')
+    RETURNING t.id, t.state, t.channel_name)
+  SELECT array_agg(c.id) FILTER (WHERE c.state = 'pending'),
+         array_agg(DISTINCT c.channel_name) FILTER (WHERE c.state = 'pending')
+    INTO v_ready, v_wake FROM counted c;
+  PERFORM cafmq.notify_ready(v_wake);
+  PERFORM cafmq.publish_status(v_ready || v_cancelled);
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.release_children(v_parents);
+  END IF;
 END
 $$;
 
@@ -1529,8 +1808,15 @@ CREATE FUNCTION cafmq.spawn(p_tasks json) RETURNS TABLE(id uuid, created boolean
 DECLARE
   v_specs cafmq.spawn_spec[];
   v_created uuid[];
+  v_parents uuid[];
 BEGIN
   v_specs := ARRAY(SELECT x FROM json_populate_recordset(NULL::cafmq.spawn_spec, p_tasks) x);
+  IF EXISTS (SELECT 1 FROM unnest(v_specs) s WHERE cardinality(s.parents) > 0)
+  THEN
+    -- Some wait for parents: refused before anything is written where a
+    -- parent is unknown; the parents in this call are marked as such.
+    v_parents := cafmq.check_parents(v_specs);
+  END IF;
   PERFORM pg_advisory_xact_lock(k)
     FROM (SELECT DISTINCT cafmq.channel_key(s.channel_name, s.channel_args) AS k
             FROM unnest(v_specs) s WHERE s.ordered ORDER BY 1) keys;
@@ -1542,11 +1828,13 @@ BEGIN
     INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority, payload_json, payload_bytes)
+       deadline, unique_key, priority, payload_json, payload_bytes,
+       parents_left, on_parent_failure, has_children, workflow_id)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
-           CASE WHEN o.commit_us IS NULL THEN 'pending'
-                ELSE 'uncommitted' END::cafmq.task_state,
+           CASE WHEN o.commit_us IS NOT NULL THEN 'uncommitted'
+                WHEN cardinality(o.parents) > 0 THEN 'waiting'
+                ELSE 'pending' END::cafmq.task_state,
            o.ordered, o.max_attempts,
            coalesce(to_timestamp(o.run_at_us / 1e6),
                     now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
@@ -1556,9 +1844,17 @@ BEGIN
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
            NULL, coalesce(o.priority, 0), o.json::jsonb,
-           decode(o.bytes, 'base64')
+           decode(o.bytes, 'base64'),
+           CASE WHEN cardinality(o.parents) > 0
+                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+           CASE WHEN cardinality(o.parents) > 0
+                THEN coalesce(o.on_parent_failure, 'cancel') END,
+           coalesce(o.id = ANY (v_parents), false), o.workflow_id
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
+    IF v_parents IS NOT NULL THEN
+      PERFORM cafmq.link_parents(v_specs, ARRAY(SELECT s.id FROM unnest(v_specs) s));
+    END IF;
     PERFORM cafmq.notify_spawned(v_specs);
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
                   ORDER BY s.ordinality;
@@ -1570,11 +1866,13 @@ BEGIN
     INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority, payload_json, payload_bytes)
+       deadline, unique_key, priority, payload_json, payload_bytes,
+       parents_left, on_parent_failure, has_children, workflow_id)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
-           CASE WHEN o.commit_us IS NULL THEN 'pending'
-                ELSE 'uncommitted' END::cafmq.task_state,
+           CASE WHEN o.commit_us IS NOT NULL THEN 'uncommitted'
+                WHEN cardinality(o.parents) > 0 THEN 'waiting'
+                ELSE 'pending' END::cafmq.task_state,
            o.ordered, o.max_attempts,
            coalesce(to_timestamp(o.run_at_us / 1e6),
                     now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
@@ -1584,14 +1882,22 @@ BEGIN
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
            o.unique_key, coalesce(o.priority, 0), o.json::jsonb,
-           decode(o.bytes, 'base64')
+           decode(o.bytes, 'base64'),
+           CASE WHEN cardinality(o.parents) > 0
+                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+           CASE WHEN cardinality(o.parents) > 0
+                THEN coalesce(o.on_parent_failure, 'cancel') END,
+           coalesce(o.id = ANY (v_parents), false), o.workflow_id
       FROM (SELECT * FROM s ORDER BY s.ordinality) o
     ON CONFLICT (unique_key)
       WHERE unique_key IS NOT NULL
-        AND state IN ('uncommitted', 'pending', 'running') DO NOTHING
+        AND state IN ('uncommitted', 'waiting', 'pending', 'running') DO NOTHING
     RETURNING t.id
   )
   SELECT array_agg(ins.id) INTO v_created FROM ins;
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.link_parents(v_specs, coalesce(v_created, '{}'));
+  END IF;
   PERFORM cafmq.notify_spawned(v_specs, coalesce(v_created, '{}'));
   IF cardinality(v_created) = cardinality(v_specs) THEN
     -- No duplicates (the usual case): every task was created.
@@ -1602,7 +1908,7 @@ BEGIN
   RETURN QUERY
   SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks_live t
                           WHERE t.unique_key = s.unique_key
-                            AND t.state IN ('uncommitted', 'pending', 'running'))),
+                            AND t.state IN ('uncommitted', 'waiting', 'pending', 'running'))),
          c.id IS NOT NULL
     FROM unnest(v_specs) WITH ORDINALITY AS s
     LEFT JOIN unnest(v_created) AS c (id) ON c.id = s.id
@@ -1769,7 +2075,11 @@ CREATE VIEW cafmq.tasks AS
     tasks_live.payload_json,
     tasks_live.payload_bytes,
     tasks_live.earlier_attempts,
-    tasks_live.worker
+    tasks_live.worker,
+    tasks_live.parents_left,
+    tasks_live.on_parent_failure,
+    tasks_live.has_children,
+    tasks_live.workflow_id
    FROM cafmq.tasks_live
 UNION ALL
  SELECT tasks_history.id,
@@ -1802,7 +2112,11 @@ UNION ALL
     tasks_history.payload_json,
     tasks_history.payload_bytes,
     tasks_history.earlier_attempts,
-    tasks_history.worker
+    tasks_history.worker,
+    tasks_history.parents_left,
+    tasks_history.on_parent_failure,
+    tasks_history.has_children,
+    tasks_history.workflow_id
    FROM cafmq.tasks_history;
 
 CREATE FUNCTION cafmq.task_matches(t cafmq.tasks, p_states cafmq.task_state[], p_name text, p_channel text, p_older_us bigint, p_newer_us bigint) RETURNS boolean
@@ -1848,6 +2162,15 @@ CREATE TABLE cafmq.finished_counts (
     channel_name text NOT NULL,
     state cafmq.task_state NOT NULL,
     tasks bigint NOT NULL
+);
+
+CREATE TABLE cafmq.parent_results (
+    id uuid NOT NULL,
+    name text NOT NULL,
+    state cafmq.task_state NOT NULL,
+    result jsonb,
+    last_error text,
+    finished_at timestamp with time zone NOT NULL
 );
 
 CREATE TABLE cafmq.pauses (
@@ -1959,6 +2282,12 @@ CREATE TABLE cafmq.sessions (
     registered_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+CREATE TABLE cafmq.task_parents (
+    child uuid NOT NULL,
+    parent uuid NOT NULL,
+    CONSTRAINT task_parents_check CHECK ((child <> parent))
+);
+
 CREATE TABLE cafmq.tasks_history_default (
     id uuid NOT NULL,
     seq bigint NOT NULL,
@@ -1991,6 +2320,10 @@ CREATE TABLE cafmq.tasks_history_default (
     payload_bytes bytea,
     earlier_attempts jsonb,
     worker text,
+    parents_left integer,
+    on_parent_failure text,
+    has_children boolean DEFAULT false NOT NULL,
+    workflow_id uuid,
     CONSTRAINT tasks_attempts CHECK (((max_attempts >= 1) AND (attempt >= 0))),
     CONSTRAINT tasks_backoff CHECK (((backoff >= '00:00:00'::interval) AND (backoff_cap >= backoff))),
     CONSTRAINT tasks_backoff_jitter CHECK ((backoff_jitter = ANY (ARRAY['full'::text, 'equal'::text]))),
@@ -2015,6 +2348,9 @@ ALTER TABLE ONLY cafmq.tasks_history ATTACH PARTITION cafmq.tasks_history_defaul
 ALTER TABLE ONLY cafmq.channel_limits
     ADD CONSTRAINT channel_limits_pkey PRIMARY KEY (channel_name);
 
+ALTER TABLE ONLY cafmq.parent_results
+    ADD CONSTRAINT parent_results_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY cafmq.pauses
     ADD CONSTRAINT pauses_pkey PRIMARY KEY (kind, value);
 
@@ -2030,6 +2366,9 @@ ALTER TABLE ONLY cafmq.schema_version
 ALTER TABLE ONLY cafmq.sessions
     ADD CONSTRAINT sessions_pkey PRIMARY KEY (node);
 
+ALTER TABLE ONLY cafmq.task_parents
+    ADD CONSTRAINT task_parents_pkey PRIMARY KEY (child, parent);
+
 ALTER TABLE ONLY cafmq.tasks_live
     ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
 
@@ -2040,6 +2379,8 @@ CREATE INDEX finished_counts_day ON cafmq.finished_counts USING btree (day);
 
 CREATE INDEX schedules_next ON cafmq.schedules USING btree (next_run_at);
 
+CREATE INDEX task_parents_parent ON cafmq.task_parents USING btree (parent);
+
 CREATE INDEX tasks_history_finished_at ON ONLY cafmq.tasks_history USING btree (finished_at);
 
 CREATE INDEX tasks_history_default_finished_at_idx ON cafmq.tasks_history_default USING btree (finished_at);
@@ -2048,7 +2389,13 @@ CREATE INDEX tasks_history_id ON ONLY cafmq.tasks_history USING btree (id);
 
 CREATE INDEX tasks_history_default_id_idx ON cafmq.tasks_history_default USING btree (id);
 
-CREATE INDEX tasks_ordered_live ON cafmq.tasks_live USING btree (channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+CREATE INDEX tasks_history_workflow ON ONLY cafmq.tasks_history USING btree (workflow_id) WHERE (workflow_id IS NOT NULL);
+
+CREATE INDEX tasks_history_default_workflow_id_idx ON cafmq.tasks_history_default USING btree (workflow_id) WHERE (workflow_id IS NOT NULL);
+
+CREATE INDEX tasks_live_workflow ON cafmq.tasks_live USING btree (workflow_id) WHERE (workflow_id IS NOT NULL);
+
+CREATE INDEX tasks_ordered_live ON cafmq.tasks_live USING btree (channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'waiting'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
 
 CREATE INDEX tasks_ordered_pending ON cafmq.tasks_live USING btree (run_at) WHERE (ordered AND (state = 'pending'::cafmq.task_state));
 
@@ -2060,7 +2407,7 @@ CREATE INDEX tasks_running ON cafmq.tasks_live USING btree (run_at) WHERE (state
 
 CREATE INDEX tasks_uncommitted ON cafmq.tasks_live USING btree (commit_deadline) WHERE (state = 'uncommitted'::cafmq.task_state);
 
-CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks_live USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks_live USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'waiting'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
 
 CREATE INDEX tasks_unordered_queue ON cafmq.tasks_live USING btree (run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
 
@@ -2069,6 +2416,8 @@ CREATE INDEX tasks_unordered_ready ON cafmq.tasks_live USING btree (channel_name
 ALTER INDEX cafmq.tasks_history_finished_at ATTACH PARTITION cafmq.tasks_history_default_finished_at_idx;
 
 ALTER INDEX cafmq.tasks_history_id ATTACH PARTITION cafmq.tasks_history_default_id_idx;
+
+ALTER INDEX cafmq.tasks_history_workflow ATTACH PARTITION cafmq.tasks_history_default_workflow_id_idx;
 
 CREATE TRIGGER count_finished_removed AFTER DELETE ON cafmq.tasks_history REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION cafmq.count_finished();
 

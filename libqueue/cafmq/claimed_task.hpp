@@ -37,6 +37,11 @@ struct claimed_task {
   /// The binary payload, if the task has one; a checkpoint's replaces the
   /// spawn's.
   std::optional<std::string> payload_bytes;
+  /// For a task spawned after parents (`spawn_builder::after`), how each
+  /// parent ended, as a JSON array of {id, name, state, result, error}
+  /// (read it with `current_task::parent_results`); none for a task without
+  /// parents.
+  std::optional<std::string> parents_json;
 };
 
 /// Names one attempt of a task: the fencing token of every write.

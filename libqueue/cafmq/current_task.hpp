@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
@@ -14,12 +15,27 @@
 #include "cafmq/claimed_task.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/task_backend.hpp"
+#include "cafmq/task_status.hpp"
 
 namespace pqxx {
 class transaction_base;
 } // namespace pqxx
 
 namespace cafmq {
+
+/// How a parent of the running task ended (see `spawn_builder::after`).
+struct parent_result {
+  /// The parent.
+  uuid id;
+  /// Its name.
+  std::string name;
+  /// completed, failed or cancelled.
+  task_state state = task_state::completed;
+  /// Its result as JSON text; empty when it stored none.
+  std::string result;
+  /// Its last error; empty when none.
+  std::string error;
+};
 
 /// The attempt a handler runs: its data, and the fenced writes it may do.
 class current_task {
@@ -85,6 +101,11 @@ public:
   const std::optional<std::string>& bytes() const noexcept {
     return data_.payload_bytes;
   }
+
+  /// How each of the task's parents ended, earliest end first; empty for a
+  /// task spawned without parents. A parent's result is kept for its
+  /// children whatever the history's retention.
+  std::vector<parent_result> parent_results() const;
 
   /// Stores `x` (anything nlohmann::json converts) as the task's result. It
   /// is written with the completion, in the same statement (or the caller's

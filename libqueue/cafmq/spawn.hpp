@@ -33,6 +33,19 @@ namespace detail {
 struct spawn_access;
 } // namespace detail
 
+/// What a task spawned after parents does when one of them fails or is
+/// cancelled.
+enum class parent_failure {
+  /// It ends cancelled at once, with "parent ID failed: ERROR" (the default).
+  cancel,
+  /// It runs anyway once every parent has ended (a clean-up step); its
+  /// handler sees each parent's end in `current_task::parent_results()`.
+  run,
+};
+
+/// Returns "cancel" or "run".
+const char* to_string(parent_failure x) noexcept;
+
 /// Builds one task: starts from a definition's defaults, overrides any option,
 /// then spawns it in the caller's transaction or on a connection.
 class spawn_builder {
@@ -81,8 +94,26 @@ public:
   /// runtime asks an attempt still running then to stop
   /// (`cancel_reason::deadline`).
   spawn_builder& deadline(clock::time_point x);
-  /// At most one live (uncommitted, pending or running) task per key.
+  /// At most one live (uncommitted, waiting, pending or running) task per
+  /// key.
   spawn_builder& unique_key(std::string x);
+
+  /// Runs only after each of `parents` has ended: until then the task is
+  /// `task_state::waiting`, and the completion of the last parent makes it
+  /// ready in the same transaction. A parent is a task spawned already, or
+  /// one that comes earlier in the same `spawn_many` (give it an `id`).
+  /// Adds to the parents of earlier calls; a parent named twice counts once.
+  spawn_builder& after(const std::vector<uuid>& parents);
+  /// What the task does when a parent fails or is cancelled (default:
+  /// `parent_failure::cancel`).
+  spawn_builder& on_parent_failure(parent_failure x);
+  /// Makes the task a member of workflow `x` (see `cafmq::workflow`).
+  spawn_builder& workflow(const uuid& x);
+
+  /// The parents set with `after`.
+  const std::vector<uuid>& parents() const noexcept {
+    return parents_;
+  }
 
   /// JSON payload from any type with `to_json`.
   template <class T>
@@ -130,6 +161,9 @@ private:
   std::optional<std::string> unique_key_;
   std::optional<std::string> json_;
   std::optional<std::string> bytes_;
+  std::vector<uuid> parents_;
+  std::optional<parent_failure> on_parent_failure_;
+  std::optional<uuid> workflow_;
 };
 
 /// Spawns many tasks in one statement; ordered tasks of one channel keep the

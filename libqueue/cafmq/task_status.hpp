@@ -11,6 +11,8 @@ namespace cafmq {
 enum class task_state {
   /// A two-phase reservation waiting for `commit`.
   uncommitted,
+  /// Waits for its parents to end (spawned with `spawn_builder::after`).
+  waiting,
   /// Ready, scheduled, or waiting for a retry.
   pending,
   running,

@@ -18,6 +18,8 @@ std::string to_string(task_state x) {
   switch (x) {
     case task_state::uncommitted:
       return "uncommitted";
+    case task_state::waiting:
+      return "waiting";
     case task_state::pending:
       return "pending";
     case task_state::running:
@@ -34,8 +36,9 @@ std::string to_string(task_state x) {
 
 std::optional<task_state> parse_task_state(const std::string& str) {
   for (auto x :
-       {task_state::uncommitted, task_state::pending, task_state::running,
-        task_state::completed, task_state::failed, task_state::cancelled})
+       {task_state::uncommitted, task_state::waiting, task_state::pending,
+        task_state::running, task_state::completed, task_state::failed,
+        task_state::cancelled})
     if (to_string(x) == str)
       return x;
   return std::nullopt;

@@ -75,6 +75,27 @@ bool holds_nul(const nlohmann::json& x) {
 
 } // namespace
 
+std::vector<parent_result> current_task::parent_results() const {
+  std::vector<parent_result> result;
+  if (!data_.parents_json)
+    return result;
+  // Written by cafmq.claim_start: an array of objects with id, name, state,
+  // result (any JSON, or null) and error (text or null).
+  for (const auto& x : nlohmann::json::parse(*data_.parents_json)) {
+    parent_result p;
+    p.id = uuid::parse(x.at("id").get<std::string>()).value_or(uuid{});
+    p.name = x.at("name").get<std::string>();
+    p.state = parse_task_state(x.at("state").get<std::string>())
+                .value_or(task_state::cancelled);
+    if (!x.at("result").is_null())
+      p.result = x.at("result").dump();
+    if (!x.at("error").is_null())
+      p.error = x.at("error").get<std::string>();
+    result.push_back(std::move(p));
+  }
+  return result;
+}
+
 caf::error current_task::set_raw_result(std::string json) {
   if (json.size() > payload_limit())
     return make_error(errc::payload_too_large,

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <pqxx/pqxx>
@@ -125,6 +127,11 @@ stale_functions(pqxx::transaction_base& tx) {
   return result;
 }
 
+// True for a migration that adds a value to an enum type.
+bool adds_enum_value(std::string_view text) {
+  return text.find("ADD VALUE") != std::string_view::npos;
+}
+
 std::string file_name(const sql::function_file& f) {
   return std::string{f.name} + ".sql";
 }
@@ -177,11 +184,18 @@ migrate(pqxx::connection_base& conn,
           return current;
       }
     }
-    pqxx::work tx{conn};
-    tx.exec(sql::migrate_lock);
-    tx.exec(sql::migrate_bootstrap);
-    backfill(tx);
-    auto current = compare(read_applied(tx));
+    // One transaction holds the migrations and the function files, so an
+    // upgrade is all or nothing; except that a migration which adds an enum
+    // value commits on its own (PostgreSQL lets no statement use the value
+    // before that), and the rest follows in a new transaction.
+    auto tx = std::make_unique<pqxx::work>(conn);
+    auto begin = [&]() -> caf::expected<int> {
+      tx->exec(sql::migrate_lock);
+      tx->exec(sql::migrate_bootstrap);
+      backfill(*tx);
+      return compare(read_applied(*tx));
+    };
+    auto current = begin();
     if (!current)
       return current;
     for (const auto& m : sql::migrations) {
@@ -190,31 +204,39 @@ migrate(pqxx::connection_base& conn,
       if (on_step)
         on_step(migration_info{m.version, std::string{m.name}, false});
       try {
-        tx.exec(m.text);
+        tx->exec(m.text);
       } catch (const pqxx::sql_error& e) {
         return make_error(errc::migration_failed,
                           describe(m.version, m.name) + " failed: " + e.what());
       }
-      tx.exec_params(sql::migrate_record, m.version, std::string{m.name},
-                     std::string{m.checksum});
+      tx->exec_params(sql::migrate_record, m.version, std::string{m.name},
+                      std::string{m.checksum});
       *current = m.version;
+      if (adds_enum_value(m.text)) {
+        tx->commit();
+        tx.reset();
+        tx = std::make_unique<pqxx::work>(conn);
+        current = begin();
+        if (!current)
+          return current;
+      }
     }
     // The functions of sql/functions/ after the migrations: each file holds
     // CREATE OR REPLACE statements for the schema the migrations leave.
-    for (const auto* f : stale_functions(tx)) {
+    for (const auto* f : stale_functions(*tx)) {
       if (on_function)
         on_function(file_name(*f));
       try {
-        tx.exec(f->text);
+        tx->exec(f->text);
       } catch (const pqxx::sql_error& e) {
         return make_error(errc::migration_failed, "SQL function file "
                                                     + file_name(*f)
                                                     + " failed: " + e.what());
       }
-      tx.exec_params(sql::migrate_record_function, std::string{f->name},
-                     std::string{f->checksum});
+      tx->exec_params(sql::migrate_record_function, std::string{f->name},
+                      std::string{f->checksum});
     }
-    tx.commit();
+    tx->commit();
     return current;
   });
 }

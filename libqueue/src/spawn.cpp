@@ -40,6 +40,10 @@ caf::error check_duration(const char* what, std::chrono::microseconds x,
 
 } // namespace
 
+const char* to_string(parent_failure x) noexcept {
+  return x == parent_failure::run ? "run" : "cancel";
+}
+
 const char* to_string(retry_jitter x) noexcept {
   switch (x) {
     case retry_jitter::full:
@@ -112,6 +116,23 @@ spawn_builder& spawn_builder::jitter(retry_jitter x) {
 
 spawn_builder& spawn_builder::ordered(bool x) {
   opts_.ordered = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::after(const std::vector<uuid>& parents) {
+  for (const auto& x : parents)
+    if (std::find(parents_.begin(), parents_.end(), x) == parents_.end())
+      parents_.push_back(x);
+  return *this;
+}
+
+spawn_builder& spawn_builder::on_parent_failure(parent_failure x) {
+  on_parent_failure_ = x;
+  return *this;
+}
+
+spawn_builder& spawn_builder::workflow(const uuid& x) {
+  workflow_ = x;
   return *this;
 }
 
@@ -284,6 +305,24 @@ void detail::spawn_access::write_spec(const spawn_builder& x,
     append_key(out, "unique_key");
     append_string(out, *x.unique_key_);
   }
+  if (!x.parents_.empty()) {
+    append_key(out, "parents");
+    out += '[';
+    for (std::size_t i = 0; i < x.parents_.size(); ++i) {
+      out += i == 0 ? "\"" : ",\"";
+      out += to_string(x.parents_[i]);
+      out += '"';
+    }
+    out += ']';
+  }
+  if (x.on_parent_failure_) {
+    append_key(out, "on_parent_failure");
+    append_string(out, to_string(*x.on_parent_failure_));
+  }
+  if (x.workflow_) {
+    append_key(out, "workflow_id");
+    append_string(out, to_string(*x.workflow_));
+  }
   if (x.json_) {
     append_key(out, "json");
     append_string(out, *x.json_);
@@ -359,7 +398,7 @@ bool detail::spawn_access::copyable(const std::vector<spawn_builder>& xs) {
   if (xs.size() < copy_threshold)
     return false;
   for (const auto& x : xs) {
-    if (x.unique_key_)
+    if (x.unique_key_ || !x.parents_.empty() || x.workflow_)
       return false;
     if (x.run_at_ && !copy_time(micros_since_epoch(*x.run_at_)))
       return false;

@@ -84,7 +84,7 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     payload_json = col("payload_json"), payload_bytes = col("payload_bytes"),
     cursor_name = col("cursor_name"), cursor_args = col("cursor_args"),
     wait_us = col("wait_us"), pickup_us = col("pickup_us"),
-    ended = col("ended"), error = col("error");
+    ended = col("ended"), error = col("error"), parents = col("parents");
   for (const auto& row : rows) {
     if (row[id].is_null()) {
       result.cursor.channel_name = optional_text(row[cursor_name]);
@@ -111,6 +111,7 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     task.deadline_in = to_micros(row[deadline_in_us]);
     task.payload_json = optional_text(row[payload_json]);
     task.payload_bytes = to_bytes(row[payload_bytes]);
+    task.parents_json = optional_text(row[parents]);
     result.tasks.push_back(std::move(task));
     if (auto us = to_micros(row[pickup_us]))
       result.pickup.emplace_back(

@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 
--- Cancels a task: a pending or uncommitted one ends cancelled at once, a
+-- Cancels a task: a waiting, pending or uncommitted one ends cancelled at
+-- once (its children follow it), a
 -- running one is asked to stop (its handler sees the request at its next
 -- lease renewal). Returns 'cancelled', 'requested', 'unknown', 'expired'
 -- for a reservation past its commit deadline (gone, even before maintenance
@@ -12,7 +13,8 @@ AS $$
 DECLARE
   v_task record;
 BEGIN
-  SELECT t.state, t.ordered, t.channel_name, t.commit_deadline INTO v_task
+  SELECT t.state, t.ordered, t.channel_name, t.commit_deadline,
+         t.has_children INTO v_task
     FROM cafmq.tasks_live t WHERE t.id = p_id FOR UPDATE;
   IF NOT FOUND THEN
     -- Finished (perhaps while this waited for its lock), or unknown.
@@ -43,6 +45,9 @@ BEGIN
     FROM moved m;
   IF v_task.ordered THEN
     PERFORM cafmq.notify_ready(ARRAY[v_task.channel_name]);
+  END IF;
+  IF v_task.has_children THEN
+    PERFORM cafmq.release_children(ARRAY[p_id]);
   END IF;
   PERFORM cafmq.publish_status(ARRAY[p_id]);
   RETURN 'cancelled';

@@ -57,7 +57,7 @@ BEGIN
       (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
               NULL::text
          FROM cafmq.tasks_live t
-        WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+        WHERE t.ordered AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
           AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
           AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
         ORDER BY t.channel_name, t.channel_args LIMIT 1)) c
@@ -93,17 +93,12 @@ BEGIN
     LOOP
       SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
         FROM cafmq.tasks_live t
-       WHERE t.ordered AND t.state IN ('uncommitted', 'pending', 'running')
+       WHERE t.ordered AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
          AND t.channel_name = v_next.n AND t.channel_args = v_next.a
        ORDER BY t.seq LIMIT 1;
       EXIT WHEN NOT FOUND OR v_head.state <> 'uncommitted'
              OR v_head.commit_deadline > now();
-      DELETE FROM cafmq.tasks_live t
-       WHERE t.id = (SELECT x.id FROM cafmq.tasks_live x
-                      WHERE x.id = v_head.id AND x.state = 'uncommitted'
-                        AND x.commit_deadline <= now()
-                      FOR UPDATE SKIP LOCKED);
-      EXIT WHEN NOT FOUND;
+      EXIT WHEN NOT cafmq.expire_reservation(v_head.id);
     END LOOP;
     v_id := NULL;
     -- No head (NULL state), a head still uncommitted, or one that is not

@@ -5,7 +5,8 @@
 -- changes nothing. p_results holds each one's result (what its handler
 -- passed to complete(); NULL where none) and p_workers the worker node or
 -- worker process that ran it (NULL: its runner did), stored in the same
--- statement; either may be NULL as a whole. Returns the ids completed.
+-- statement; either may be NULL as a whole. Their children follow them
+-- (cafmq.release_children). Returns the ids completed.
 CREATE OR REPLACE FUNCTION cafmq.complete(
     p_ids uuid[],
     p_attempts integer[],
@@ -18,6 +19,7 @@ AS $$
 DECLARE
   v_done uuid[];
   v_wake text[];
+  v_parents uuid[];
 BEGIN
   WITH ended AS (
     DELETE FROM cafmq.tasks_live t
@@ -30,16 +32,20 @@ BEGIN
     SELECT h.* FROM ended e,
            cafmq.finished_row(e.t, 'completed', NULL, e.result, 0,
                               e.worker) h
-    RETURNING id, channel_name, ordered, finished_at),
+    RETURNING id, channel_name, ordered, finished_at, has_children),
   counted AS (
     INSERT INTO cafmq.finished_counts
     SELECT (d.finished_at AT TIME ZONE 'UTC')::date, d.channel_name,
            'completed', count(*)
       FROM done d GROUP BY 1, 2)
   SELECT array_agg(done.id),
-         array_agg(done.channel_name) FILTER (WHERE done.ordered)
-    INTO v_done, v_wake FROM done;
+         array_agg(done.channel_name) FILTER (WHERE done.ordered),
+         array_agg(done.id) FILTER (WHERE done.has_children)
+    INTO v_done, v_wake, v_parents FROM done;
   PERFORM cafmq.notify_ready(v_wake);
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.release_children(v_parents);
+  END IF;
   PERFORM cafmq.publish_status(v_done);
   RETURN QUERY SELECT unnest(v_done);
 END

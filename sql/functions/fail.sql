@@ -5,7 +5,7 @@
 -- is pending again after its retry delay (jittered as the task asks; one
 -- draw per failure serves both the retry time and the deadline check);
 -- any other ends failed, or cancelled if a cancel was asked, and moves to
--- the history. A retried attempt is appended to the task's
+-- the history, and its children follow it. A retried attempt is appended to the task's
 -- earlier_attempts. p_workers names the worker node or process that ran
 -- each attempt (NULL: its runner), kept with it. Returns each task's new
 -- state and run_at.
@@ -24,6 +24,7 @@ DECLARE
   v_states cafmq.task_state[];
   v_times timestamptz[];
   v_wake text[];
+  v_parents uuid[];
 BEGIN
   RETURN QUERY
   UPDATE cafmq.tasks_live t
@@ -59,16 +60,20 @@ BEGIN
                                         ELSE 'failed' END::cafmq.task_state,
                               e.error, NULL, 0, e.worker) h
     RETURNING x.id, x.state, x.run_at, x.channel_name, x.ordered,
-              x.finished_at),
+              x.finished_at, x.has_children),
   counted AS (
     INSERT INTO cafmq.finished_counts
     SELECT (f.finished_at AT TIME ZONE 'UTC')::date, f.channel_name, f.state,
            count(*)
       FROM fin f GROUP BY 1, 2, 3)
   SELECT array_agg(fin.id), array_agg(fin.state), array_agg(fin.run_at),
-         array_agg(fin.channel_name) FILTER (WHERE fin.ordered)
-    INTO v_ids, v_states, v_times, v_wake FROM fin;
+         array_agg(fin.channel_name) FILTER (WHERE fin.ordered),
+         array_agg(fin.id) FILTER (WHERE fin.has_children)
+    INTO v_ids, v_states, v_times, v_wake, v_parents FROM fin;
   PERFORM cafmq.notify_ready(v_wake);
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.release_children(v_parents);
+  END IF;
   PERFORM cafmq.publish_status(p_ids);
   RETURN QUERY SELECT * FROM unnest(v_ids, v_states, v_times);
 END

@@ -29,5 +29,6 @@ AS $$
          coalesce(p_last_error, t.last_error), t.created_at, t.started_at,
          now(), p_lost_attempts, t.backoff_jitter, t.attempt_base,
          t.priority, coalesce(p_result, t.result), t.payload_json,
-         t.payload_bytes, t.earlier_attempts, p_worker
+         t.payload_bytes, t.earlier_attempts, p_worker, t.parents_left,
+         t.on_parent_failure, t.has_children, t.workflow_id
 $$;

@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 
 -- Wakes runners of the channels that a spawn gave ready tasks (p_specs
--- that are not reservations; of a batch with unique keys, only the
+-- that are neither reservations nor waiting for parents; of a batch with unique keys, only the
 -- p_created ones): one notification per channel and call. Where the
 -- channel's new tasks are few (at most 32) and each could be claimed by id
 -- (unordered, no priority, due now), the payload names them after the
@@ -26,6 +26,7 @@ BEGIN
                                coalesce(s.delay_us, 0) <= 0) AS by_id
              FROM unnest(p_specs) s
             WHERE s.commit_us IS NULL
+              AND coalesce(cardinality(s.parents), 0) = 0
               AND (p_created IS NULL OR s.id = ANY (p_created))) c
     GROUP BY c.channel_name;
 END

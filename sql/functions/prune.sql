@@ -80,6 +80,19 @@ BEGIN
     FROM folded f
    GROUP BY 1, 2, 3
   HAVING sum(f.tasks) <> 0;
+  -- The ends of parents, kept for their children: those older than the
+  -- retention whose children have all ended go, with their edges.
+  WITH gone AS (
+    DELETE FROM cafmq.parent_results r
+     WHERE r.id IN (
+       SELECT x.id FROM cafmq.parent_results x
+        WHERE x.finished_at < v_cutoff
+          AND NOT EXISTS (SELECT 1 FROM cafmq.task_parents e
+                            JOIN cafmq.tasks_live c ON c.id = e.child
+                           WHERE e.parent = x.id)
+        ORDER BY x.finished_at LIMIT p_limit)
+    RETURNING r.id)
+  DELETE FROM cafmq.task_parents e USING gone g WHERE e.parent = g.id;
   PERFORM cafmq.add_history_partitions(2);
   DELETE FROM cafmq.watches w
    WHERE w.backend_pid NOT IN (SELECT a.pid FROM pg_stat_activity a

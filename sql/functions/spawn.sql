@@ -120,8 +120,15 @@ AS $$
 DECLARE
   v_specs cafmq.spawn_spec[];
   v_created uuid[];
+  v_parents uuid[];
 BEGIN
   v_specs := ARRAY(SELECT x FROM json_populate_recordset(NULL::cafmq.spawn_spec, p_tasks) x);
+  IF EXISTS (SELECT 1 FROM unnest(v_specs) s WHERE cardinality(s.parents) > 0)
+  THEN
+    -- Some wait for parents: refused before anything is written where a
+    -- parent is unknown; the parents in this call are marked as such.
+    v_parents := cafmq.check_parents(v_specs);
+  END IF;
   PERFORM pg_advisory_xact_lock(k)
     FROM (SELECT DISTINCT cafmq.channel_key(s.channel_name, s.channel_args) AS k
             FROM unnest(v_specs) s WHERE s.ordered ORDER BY 1) keys;
@@ -133,11 +140,13 @@ BEGIN
     INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority, payload_json, payload_bytes)
+       deadline, unique_key, priority, payload_json, payload_bytes,
+       parents_left, on_parent_failure, has_children, workflow_id)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
-           CASE WHEN o.commit_us IS NULL THEN 'pending'
-                ELSE 'uncommitted' END::cafmq.task_state,
+           CASE WHEN o.commit_us IS NOT NULL THEN 'uncommitted'
+                WHEN cardinality(o.parents) > 0 THEN 'waiting'
+                ELSE 'pending' END::cafmq.task_state,
            o.ordered, o.max_attempts,
            coalesce(to_timestamp(o.run_at_us / 1e6),
                     now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
@@ -147,9 +156,17 @@ BEGIN
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
            NULL, coalesce(o.priority, 0), o.json::jsonb,
-           decode(o.bytes, 'base64')
+           decode(o.bytes, 'base64'),
+           CASE WHEN cardinality(o.parents) > 0
+                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+           CASE WHEN cardinality(o.parents) > 0
+                THEN coalesce(o.on_parent_failure, 'cancel') END,
+           coalesce(o.id = ANY (v_parents), false), o.workflow_id
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
+    IF v_parents IS NOT NULL THEN
+      PERFORM cafmq.link_parents(v_specs, ARRAY(SELECT s.id FROM unnest(v_specs) s));
+    END IF;
     PERFORM cafmq.notify_spawned(v_specs);
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
                   ORDER BY s.ordinality;
@@ -161,11 +178,13 @@ BEGIN
     INSERT INTO cafmq.tasks_live AS t
       (id, seq, name, channel_name, channel_args, state, ordered, max_attempts,
        run_at, backoff, backoff_cap, backoff_jitter, commit_deadline, timeout,
-       deadline, unique_key, priority, payload_json, payload_bytes)
+       deadline, unique_key, priority, payload_json, payload_bytes,
+       parents_left, on_parent_failure, has_children, workflow_id)
     SELECT o.id, nextval('cafmq.task_seq'), o.name, o.channel_name,
            o.channel_args,
-           CASE WHEN o.commit_us IS NULL THEN 'pending'
-                ELSE 'uncommitted' END::cafmq.task_state,
+           CASE WHEN o.commit_us IS NOT NULL THEN 'uncommitted'
+                WHEN cardinality(o.parents) > 0 THEN 'waiting'
+                ELSE 'pending' END::cafmq.task_state,
            o.ordered, o.max_attempts,
            coalesce(to_timestamp(o.run_at_us / 1e6),
                     now() + make_interval(secs => coalesce(o.delay_us, 0) / 1e6)),
@@ -175,14 +194,22 @@ BEGIN
            make_interval(secs => o.timeout_us / 1e6),
            to_timestamp(o.deadline_us / 1e6),
            o.unique_key, coalesce(o.priority, 0), o.json::jsonb,
-           decode(o.bytes, 'base64')
+           decode(o.bytes, 'base64'),
+           CASE WHEN cardinality(o.parents) > 0
+                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+           CASE WHEN cardinality(o.parents) > 0
+                THEN coalesce(o.on_parent_failure, 'cancel') END,
+           coalesce(o.id = ANY (v_parents), false), o.workflow_id
       FROM (SELECT * FROM s ORDER BY s.ordinality) o
     ON CONFLICT (unique_key)
       WHERE unique_key IS NOT NULL
-        AND state IN ('uncommitted', 'pending', 'running') DO NOTHING
+        AND state IN ('uncommitted', 'waiting', 'pending', 'running') DO NOTHING
     RETURNING t.id
   )
   SELECT array_agg(ins.id) INTO v_created FROM ins;
+  IF v_parents IS NOT NULL THEN
+    PERFORM cafmq.link_parents(v_specs, coalesce(v_created, '{}'));
+  END IF;
   PERFORM cafmq.notify_spawned(v_specs, coalesce(v_created, '{}'));
   IF cardinality(v_created) = cardinality(v_specs) THEN
     -- No duplicates (the usual case): every task was created.
@@ -193,7 +220,7 @@ BEGIN
   RETURN QUERY
   SELECT coalesce(c.id, (SELECT t.id FROM cafmq.tasks_live t
                           WHERE t.unique_key = s.unique_key
-                            AND t.state IN ('uncommitted', 'pending', 'running'))),
+                            AND t.state IN ('uncommitted', 'waiting', 'pending', 'running'))),
          c.id IS NOT NULL
     FROM unnest(v_specs) WITH ORDINALITY AS s
     LEFT JOIN unnest(v_created) AS c (id) ON c.id = s.id

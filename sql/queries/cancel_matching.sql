@@ -4,7 +4,7 @@
 SELECT c.outcome, count(*) AS tasks
   FROM (SELECT cafmq.cancel(x.id) AS outcome
           FROM (SELECT t.id FROM cafmq.tasks t
-                 WHERE t.state IN ('uncommitted', 'pending', 'running')
+                 WHERE t.state IN ('uncommitted', 'waiting', 'pending', 'running')
                    AND cafmq.task_matches(t, $1::cafmq.task_state[], $2::text, $3::text,
                                           $4::bigint, $5::bigint)
                  ORDER BY t.id LIMIT $6::integer) x) c

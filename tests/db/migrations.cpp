@@ -73,6 +73,17 @@ caf::expected<int> migrate_functions(pqxx::connection_base& conn,
                  [&](const std::string& file) { applied.push_back(file); });
 }
 
+// The statements of a function file, without its comment lines.
+std::string statements_of(const sql::function_file& f) {
+  std::string text;
+  std::istringstream in{std::string{f.text}};
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(' ') == std::string::npos
+        || line.compare(line.find_first_not_of(' '), 2, "--") != 0)
+      text += line + '\n';
+  return text;
+}
+
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(migration_tests, test::db_fixture)
@@ -200,18 +211,30 @@ CAF_TEST(every function that moves tasks into the history counts them) {
   // that move tasks in, not by a trigger (a trigger cost each completion
   // almost twice as much, see docs/data-model.md): a new one must count.
   for (const auto& f : sql::functions) {
-    // The statements, without comment lines.
-    std::string text;
-    std::istringstream in{std::string{f.text}};
-    for (std::string line; std::getline(in, line);)
-      if (line.find_first_not_of(' ') == std::string::npos
-          || line.compare(line.find_first_not_of(' '), 2, "--") != 0)
-        text += line + '\n';
+    auto text = statements_of(f);
     if (text.find("INSERT INTO cafmq.tasks_history") == std::string::npos)
       continue;
     CAF_MESSAGE(f.name << ".sql moves tasks into the history");
     CAF_CHECK(text.find("INSERT INTO cafmq.finished_counts")
               != std::string::npos);
+  }
+}
+
+CAF_TEST(every function that ends live tasks lets their children follow) {
+  // A task that leaves the live table (to the history, or deleted like an
+  // expired reservation) may be a parent: its children must count it down
+  // or follow its failure in the same statement (cafmq.release_children),
+  // or they would wait forever. clear_all deletes the edges with the tasks.
+  for (const auto& f : sql::functions) {
+    std::string name{f.name};
+    if (name == "clear_all" || name == "release_children"
+        || name == "finished_row")
+      continue;
+    auto text = statements_of(f);
+    if (text.find("DELETE FROM cafmq.tasks_live") == std::string::npos)
+      continue;
+    CAF_MESSAGE(name << ".sql ends live tasks");
+    CAF_CHECK(text.find("cafmq.release_children(") != std::string::npos);
   }
 }
 

@@ -18,18 +18,18 @@ namespace {
 
 // Every task as JSON, by id, with its JSON payload: from the payloads
 // table before schema 15, from the row after (columns later migrations add
-// are NULL: left out).
+// are NULL, or has_children, false: left out).
 std::map<std::string, std::string> rows(db_fixture& f, bool payload_table) {
   std::map<std::string, std::string> result;
   pqxx::nontransaction tx{*f.conn};
   auto payload = payload_table ? "(SELECT p.json FROM cafmq.payloads p WHERE "
                                  "p.id = t.id)"
                                : "t.payload_json";
-  for (const auto& row :
-       tx.exec(std::string{"SELECT id::text, (jsonb_strip_nulls(to_jsonb(t) "
-                           "- 'payload_json') || jsonb_build_object("
-                           "'payload', "}
-               + payload + "))::text FROM cafmq.tasks t"))
+  for (const auto& row : tx.exec(
+         std::string{"SELECT id::text, (jsonb_strip_nulls(to_jsonb(t) "
+                     "- 'payload_json' - 'has_children') || jsonb_build_object("
+                     "'payload', "}
+         + payload + "))::text FROM cafmq.tasks t"))
     result.emplace(row[0].as<std::string>(), row[1].as<std::string>());
   return result;
 }

@@ -286,16 +286,18 @@ typename Inspector::result_type inspect(Inspector& f, claimed_task& x) {
   auto deadline_in = to_caf(x.deadline_in);
   auto json = to_caf(x.payload_json);
   auto bytes = to_caf(x.payload_bytes);
+  auto parents = to_caf(x.parents_json);
   auto load = caf::meta::load_callback([&]() -> caf::error {
     x.timeout = from_caf(timeout);
     x.deadline_in = from_caf(deadline_in);
     x.payload_json = from_caf(json);
     x.payload_bytes = from_caf(bytes);
+    x.parents_json = from_caf(parents);
     return caf::none;
   });
   return f(caf::meta::type_name("cafmq::claimed_task"), x.id, x.name,
            x.channel_name, x.channel_args, x.attempt, x.max_attempts, x.ordered,
-           timeout, deadline_in, json, bytes, load);
+           timeout, deadline_in, json, bytes, parents, load);
 }
 
 template <class Inspector>

@@ -59,12 +59,15 @@ void pump(channel_ptr self) {
     // once the attempt started.
     auto json = std::move(next.task.payload_json);
     auto bytes = std::move(next.task.payload_bytes);
+    auto parents = std::move(next.task.parents_json);
     next.task.payload_json.reset();
     next.task.payload_bytes.reset();
+    next.task.parents_json.reset();
     auto& out = next.remote ? remote : batch;
     out.push_back(next.task);
     out.back().payload_json = std::move(json);
     out.back().payload_bytes = std::move(bytes);
+    out.back().parents_json = std::move(parents);
   }
   if (batch.empty() && remote.empty())
     return;

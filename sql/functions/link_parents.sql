@@ -1,0 +1,57 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+
+-- Records who waits for whom after a spawn wrote its tasks (p_created: the
+-- ids created; a spec whose unique key a live task holds stands for that
+-- task, as parent, and is not created). Each created child was written
+-- waiting for all its parents; a parent spawned earlier is either live,
+-- and then marked as a parent under its row lock (a completion that waits
+-- for that lock sees the mark, and the child's row, when this commits), or
+-- it ended already, and the children follow its end at once
+-- (cafmq.release_children): counted down, readied, or cancelled.
+CREATE OR REPLACE FUNCTION cafmq.link_parents(
+    p_specs cafmq.spawn_spec[], p_created uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_children uuid[];
+  v_earlier uuid[];
+  v_live uuid[];
+BEGIN
+  v_children := ARRAY(SELECT s.id FROM unnest(p_specs) s
+                       WHERE cardinality(s.parents) > 0
+                         AND s.id = ANY (p_created));
+  INSERT INTO cafmq.task_parents (child, parent)
+  SELECT DISTINCT c.id, coalesce(h.id, p.parent)
+    FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
+    LEFT JOIN (SELECT q.id AS spec, t.id FROM unnest(p_specs) q
+                 JOIN cafmq.tasks_live t ON t.unique_key = q.unique_key
+                WHERE NOT q.id = ANY (p_created)
+                  AND t.state IN ('uncommitted', 'waiting', 'pending',
+                                  'running')) h ON h.spec = p.parent
+   WHERE c.id = ANY (v_children);
+  IF cardinality(p_created) < cardinality(p_specs) THEN
+    -- A parent stood for by a holder may be named twice now.
+    UPDATE cafmq.tasks_live t
+       SET parents_left = (SELECT count(*) FROM cafmq.task_parents e
+                            WHERE e.child = t.id)
+     WHERE t.id = ANY (v_children);
+  END IF;
+  v_earlier := ARRAY(SELECT DISTINCT e.parent FROM cafmq.task_parents e
+                      WHERE e.child = ANY (v_children)
+                        AND NOT e.parent = ANY (p_created));
+  IF cardinality(v_earlier) = 0 THEN
+    RETURN;
+  END IF;
+  v_live := ARRAY(SELECT t.id FROM cafmq.tasks_live t
+                   WHERE t.id = ANY (v_earlier)
+                   ORDER BY t.id FOR NO KEY UPDATE);
+  UPDATE cafmq.tasks_live t SET has_children = true
+   WHERE t.id = ANY (v_live) AND NOT t.has_children;
+  IF cardinality(v_live) < cardinality(v_earlier) THEN
+    PERFORM cafmq.release_children(
+      ARRAY(SELECT x FROM unnest(v_earlier) x WHERE NOT x = ANY (v_live)),
+      v_children);
+  END IF;
+END
+$$;
