@@ -4,7 +4,8 @@
 # those: no test suites, no benchmark), start the private PostgreSQL and run
 # the example:
 #   scripts/example.sh NAME [ARGS...]   (NAME: quickstart, ordered, checkpoint,
-#                                        two_phase, actor_handler, nodes)
+#                                        two_phase, actor_handler, workflow,
+#                                        nodes)
 # build/ is configured by the `dev` preset (CMakePresets.json), as
 # scripts/test.sh configures it: the test command reuses what this built.
 set -euo pipefail
@@ -17,7 +18,7 @@ fi
 name=$1
 shift
 case $name in
-  quickstart | ordered | checkpoint | two_phase | actor_handler)
+  quickstart | ordered | checkpoint | two_phase | actor_handler | workflow)
     targets=("cafmq-$name") ;;
   nodes) targets=(cafmq-nodes-runner cafmq-nodes-worker cafmq-nodes-client) ;;
   *) echo "scripts/example.sh: unknown example '$name'" >&2; exit 2 ;;

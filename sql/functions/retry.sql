@@ -6,7 +6,8 @@
 -- error stays. Returns one row per id asked for: 'retried', 'unknown',
 -- the state a live or completed task is in, 'deadline passed', or
 -- 'unique key held' (a live task holds its unique key now). A retried task
--- moves from the history back to the live table.
+-- moves from the history back to the live table, and the children it had
+-- cancelled wait for it again (cafmq.revive_children).
 CREATE OR REPLACE FUNCTION cafmq.retry(p_ids uuid[])
  RETURNS TABLE(id uuid, outcome text)
  LANGUAGE plpgsql
@@ -70,5 +71,8 @@ BEGIN
   IF cardinality(v_retried) > 0 THEN
     PERFORM cafmq.notify_ready(ARRAY(SELECT DISTINCT unnest(v_channels)));
     PERFORM cafmq.publish_status(v_retried);
+    PERFORM cafmq.revive_children(ARRAY(
+      SELECT t.id FROM cafmq.tasks_live t
+       WHERE t.id = ANY (v_retried) AND t.has_children));
   END IF;
 END $$;

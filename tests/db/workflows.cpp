@@ -11,6 +11,7 @@
 
 #include "cafmq/admin.hpp"
 #include "cafmq/current_task.hpp"
+#include "cafmq/workflow.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
 
@@ -437,6 +438,105 @@ CAF_TEST(a parent result outlives the history retention while a child waits) {
                   0);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.task_parents"),
                   0);
+}
+
+CAF_TEST(a retried parent brings the children it cancelled back to waiting) {
+  auto a = task("a").retries(0), b = task("b").retries(0);
+  auto c = task("c").after({id_of(a)});
+  auto d = task("d").after({id_of(c)});
+  auto e = task("e").after({id_of(a), id_of(b)});
+  spawn_or_throw(*conn, {a, b, c, d, e});
+  auto got = claim({"a", "b"});
+  CAF_REQUIRE_EQUAL(got.tasks.size(), 2u);
+  for (const auto& t : got.tasks)
+    fail(t, "down");
+  for (const auto& x : {c, d, e})
+    CAF_CHECK_EQUAL(state_of(*conn, id_of(x)), "cancelled");
+  auto cancelled = query_value<int>("SELECT coalesce(sum(tasks), 0) FROM "
+                                    "cafmq.finished_counts WHERE state = "
+                                    "'cancelled'");
+  CAF_CHECK_EQUAL(cancelled, 3);
+  CAF_REQUIRE(retry(*conn, {id_of(a)}));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(a)), "pending");
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c)), "waiting");
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(d)), "waiting");
+  CAF_CHECK_EQUAL(last_error(id_of(c)), "");
+  // e also waits for b, which failed too: it stays cancelled, whichever
+  // parent its error names.
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(e)), "cancelled");
+  CAF_CHECK_EQUAL(query_value<int>("SELECT coalesce(sum(tasks), 0) FROM "
+                                   "cafmq.finished_counts WHERE state = "
+                                   "'cancelled'"),
+                  1);
+  complete(claim_one("a"));
+  complete(claim_one("c"));
+  complete(claim_one("d"));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(d)), "completed");
+}
+
+CAF_TEST(a workflow spawns its graph in one call with its id) {
+  workflow w;
+  auto a = w.add(spawn_builder{"a"});
+  auto b = w.add(spawn_builder{"b"});
+  auto sum = w.add(spawn_builder{"sum"}, {a, b});
+  auto tidy = w.add(spawn_builder{"tidy"}, {sum}, parent_failure::run);
+  auto res = w.spawn(*conn);
+  CAF_REQUIRE(res);
+  CAF_CHECK_EQUAL(res->size(), 4u);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "workflow_id = '"
+                                   + text(w.id()) + "'"),
+                  4);
+  CAF_CHECK_EQUAL(state_of(*conn, sum), "waiting");
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT on_parent_failure FROM "
+                                           "cafmq.tasks WHERE id = '"
+                                           + text(tidy) + "'"),
+                  "run");
+  // All or nothing: a graph naming an unknown parent writes none of it.
+  workflow bad;
+  bad.add(spawn_builder{"a"});
+  bad.add(spawn_builder{"b"}, {uuid::time_ordered()});
+  CAF_CHECK(!bad.spawn(*conn));
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "workflow_id = '"
+                                   + text(bad.id()) + "'"),
+                  0);
+}
+
+CAF_TEST(a batch runs on_success once when all completed and on_finish once when
+           all ended) {
+  batch ok;
+  for (int i = 0; i < 5; ++i)
+    ok.add(spawn_builder{"member"});
+  ok.on_success(spawn_builder{"ok_success"}).on_finish(spawn_builder{"ok_end"});
+  CAF_REQUIRE(ok.spawn(*conn));
+  batch bad;
+  bad.add(spawn_builder{"member"});
+  bad.add(spawn_builder{"doomed"}.retries(0));
+  bad.on_success(spawn_builder{"bad_success"})
+    .on_finish(spawn_builder{"bad_end"});
+  CAF_REQUIRE(bad.spawn(*conn));
+  auto got = claim({"member", "doomed"});
+  CAF_REQUIRE_EQUAL(got.tasks.size(), 7u);
+  for (const auto& t : got.tasks)
+    if (t.name == "doomed")
+      fail(t, "no");
+    else
+      complete(t);
+  auto end = claim_one("ok_end");
+  auto counts = count_ends(current_task{end, nullptr}.parent_results());
+  CAF_CHECK_EQUAL(counts.completed, 5);
+  CAF_CHECK_EQUAL(counts.failed, 0);
+  claim_one("ok_success");
+  auto bad_end = claim_one("bad_end");
+  counts = count_ends(current_task{bad_end, nullptr}.parent_results());
+  CAF_CHECK_EQUAL(counts.completed, 1);
+  CAF_CHECK_EQUAL(counts.failed, 1);
+  CAF_CHECK(claim({"bad_success"}).tasks.empty());
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT state::text FROM "
+                                           "cafmq.tasks WHERE name = "
+                                           "'bad_success'"),
+                  "cancelled");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
