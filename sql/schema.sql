@@ -1741,6 +1741,9 @@ BEGIN
   IF cardinality(v_retried) > 0 THEN
     PERFORM cafmq.notify_ready(ARRAY(SELECT DISTINCT unnest(v_channels)));
     PERFORM cafmq.publish_status(v_retried);
+    PERFORM cafmq.revive_children(ARRAY(
+      SELECT t.id FROM cafmq.tasks_live t
+       WHERE t.id = ANY (v_retried) AND t.has_children));
   END IF;
 END $$;
 
@@ -1761,6 +1764,55 @@ CREATE FUNCTION cafmq.retry_delay(p_backoff interval, p_cap interval, p_attempt 
            ELSE d
          END
     FROM cafmq.retry_delay(p_backoff, p_cap, p_attempt) AS d
+$$;
+
+CREATE FUNCTION cafmq.revive_children(p_parents uuid[]) RETURNS uuid[]
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_task cafmq.tasks_live;
+  v_revived uuid[] := '{}';
+  v_parents uuid[] := '{}';
+  v_id uuid;
+BEGIN
+  FOR v_id IN
+    SELECT DISTINCT h.id
+      FROM cafmq.task_parents e
+      JOIN cafmq.tasks_history h ON h.id = e.child
+     WHERE e.parent = ANY (p_parents) AND h.state = 'cancelled'
+       AND h.last_error LIKE 'parent ' || e.parent || ' %'
+       AND NOT EXISTS (
+         SELECT 1 FROM cafmq.task_parents o
+           JOIN cafmq.parent_results r ON r.id = o.parent
+          WHERE o.child = h.id AND r.state <> 'completed'
+            AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_live l
+                             WHERE l.id = o.parent))
+     ORDER BY h.id
+  LOOP
+    DELETE FROM cafmq.tasks_history t WHERE t.id = v_id
+    RETURNING t.* INTO v_task;
+    CONTINUE WHEN NOT FOUND;
+    v_task.state := 'waiting';
+    v_task.parents_left := (SELECT count(*) FROM cafmq.task_parents o
+                             WHERE o.child = v_id
+                               AND EXISTS (SELECT 1 FROM cafmq.tasks_live l
+                                            WHERE l.id = o.parent));
+    v_task.finished_at := NULL;
+    v_task.cancel_requested := false;
+    v_task.last_error := NULL;
+    v_task.worker := NULL;
+    INSERT INTO cafmq.tasks_live VALUES (v_task.*);
+    v_revived := v_revived || v_id;
+    IF v_task.has_children THEN
+      v_parents := v_parents || v_id;
+    END IF;
+  END LOOP;
+  IF cardinality(v_parents) > 0 THEN
+    v_revived := v_revived || cafmq.revive_children(v_parents);
+  END IF;
+  PERFORM cafmq.publish_status(v_revived);
+  RETURN v_revived;
+END
 $$;
 
 CREATE FUNCTION cafmq.session_key(p_node text) RETURNS bigint
@@ -2211,7 +2263,7 @@ CREATE VIEW cafmq.queue_depth AS
             t.state,
             t.run_at
            FROM cafmq.tasks_live t
-          WHERE (t.state = 'uncommitted'::cafmq.task_state)) l
+          WHERE (t.state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'waiting'::cafmq.task_state]))) l
   GROUP BY l.channel_name, l.state;
 
 CREATE VIEW cafmq.queue_throughput AS

@@ -22,6 +22,7 @@
 #include "metrics_command.hpp"
 #include "node_command.hpp"
 #include "scheduling_cli.hpp"
+#include "workflow_commands.hpp"
 
 namespace {
 
@@ -78,8 +79,7 @@ void add_filter(CLI::App* cmd, filter_args& f, bool with_all) {
   cmd
     ->add_option("--state", f.states,
                  "only tasks in these states (repeat or comma-separate: "
-                 "uncommitted, pending, running, completed, failed, "
-                 "cancelled)")
+                   + cafmq::task_state_names() + ")")
     ->delimiter(',');
   cmd->add_option("--name", f.name, "only tasks with this name");
   cmd->add_option("--channel", f.channel, "only tasks of this channel name");
@@ -193,6 +193,7 @@ int main(int argc, char** argv) {
   resume->add_option("--channel", pause_channel, "the channel name");
   resume->add_option("--task", pause_task, "the task name");
   auto scheduling = add_scheduling_commands(app);
+  auto workflows = add_workflow_commands(app);
   auto* top = app.add_subcommand(
     "top", "a live view of the queue that refreshes in the terminal");
   top->add_option("--interval", interval, "time between refreshes")
@@ -292,6 +293,8 @@ int main(int argc, char** argv) {
     return pause_command(ctx, cmd == pause, pause_channel, pause_task);
   if (scheduling.first.owns(cmd))
     return scheduling.second(ctx);
+  if (cmd == workflows.first)
+    return workflows.second(ctx);
   if (cmd == metrics) {
     auto interval = cafmq::parse_duration(metrics_interval);
     if (!interval) {

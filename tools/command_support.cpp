@@ -131,10 +131,8 @@ caf::expected<task_filter> to_filter(const filter_args& x) {
   for (const auto& s : x.states) {
     auto state = parse_task_state(s);
     if (!state)
-      return make_error(errc::invalid_argument,
-                        "not a task state: " + s
-                          + " (uncommitted, pending, running, completed, "
-                            "failed, cancelled)");
+      return make_error(errc::invalid_argument, "not a task state: " + s + " ("
+                                                  + task_state_names() + ")");
     result.states.push_back(*state);
   }
   if (!x.name.empty())

@@ -51,7 +51,7 @@ int usage(const std::string& why) {
   return 2;
 }
 
-int fail(const caf::error& err) {
+int node_fail(const caf::error& err) {
   std::cerr << "cafmq node: " << render(err) << '\n';
   switch (code_of(err)) {
     case errc::node_unreachable:
@@ -195,7 +195,7 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
   if (cmd == "stats") {
     auto x = ask_node<runner_stats>(sys, node, timeout, stats_atom::value);
     if (!x)
-      return fail(x.error());
+      return node_fail(x.error());
     std::cout << "running=" << x->running << " channels=" << x->channels
               << " claimed=" << x->claimed << " completed=" << x->completed
               << " failed=" << x->failed << " released=" << x->released
@@ -210,7 +210,7 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
                : ask_node<bool>(sys, node, timeout, resume_atom::value,
                                 args.positional[1]);
     if (!x)
-      return fail(x.error());
+      return node_fail(x.error());
     std::cout << "channel=" << args.positional[1] << " "
               << (cmd == "pause" ? "paused" : "resumed") << std::endl;
     return 0;
@@ -222,7 +222,7 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
       return usage(render(err));
     auto x = ask_node<spawn_reply>(sys, node, timeout, spawn_atom::value, req);
     if (!x)
-      return fail(x.error());
+      return node_fail(x.error());
     std::cout << "id=" << to_string(x->id)
               << " created=" << (x->created ? "true" : "false") << std::endl;
     return 0;
@@ -230,14 +230,14 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
   if (cmd == "status") {
     auto x = ask_node<task_status>(sys, node, timeout, status_atom::value, *id);
     if (!x)
-      return fail(x.error());
+      return node_fail(x.error());
     print_status(*id, *x);
     return 0;
   }
   if (cmd == "cancel") {
     auto x = ask_node<std::string>(sys, node, timeout, cancel_atom::value, *id);
     if (!x)
-      return fail(x.error());
+      return node_fail(x.error());
     std::cout << "id=" << to_string(*id) << " cancel=" << *x << std::endl;
     return 0;
   }
@@ -248,7 +248,7 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
     auto err = watch_on_node(
       sys, node, *id, [&](const task_status& x) { print_status(*id, x); },
       limit);
-    return err ? fail(err) : 0;
+    return err ? node_fail(err) : 0;
   }
   if (cmd == "events") {
     event_filter filter;
@@ -267,12 +267,12 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
         return true;
       },
       limit, [] { std::cerr << "subscribed" << std::endl; });
-    return err ? fail(err) : 0;
+    return err ? node_fail(err) : 0;
   }
   // stop
   auto x = ask_node<bool>(sys, node, timeout, stop_atom::value);
   if (!x)
-    return fail(x.error());
+    return node_fail(x.error());
   std::cout << "stopped=" << (*x ? "true" : "false") << std::endl;
   return *x ? 0 : 1;
 }
@@ -355,7 +355,7 @@ int node_command(int argc, char** argv) {
   caf::actor_system sys{cfg};
   auto node = connect_node(sys, where, timeout);
   if (!node)
-    return fail(node.error());
+    return node_fail(node.error());
   return run(sys, *node, args, timeout);
 }
 

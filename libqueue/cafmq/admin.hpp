@@ -189,6 +189,39 @@ caf::expected<cancel_counts> cancel_matching(pqxx::connection_base& conn,
                                              const task_filter& filter,
                                              int limit = 100000);
 
+/// One task of a workflow, as `cafmq workflow show` prints it.
+struct workflow_task {
+  /// The task.
+  uuid id;
+  /// Its name.
+  std::string name;
+  /// Its state (waiting until its parents ended).
+  task_state state = task_state::pending;
+  /// The tasks it runs after.
+  std::vector<uuid> parents;
+  /// Its result as JSON text, once completed with one.
+  std::optional<std::string> result;
+  /// Its last error, if any.
+  std::optional<std::string> error;
+  /// It runs even when a parent failed (`parent_failure::run`).
+  bool runs_after_failure = false;
+};
+
+/// The tasks of workflow `workflow` (`cafmq::workflow::id`), in spawn order;
+/// empty for an unknown workflow.
+caf::expected<std::vector<workflow_task>>
+workflow_tasks(pqxx::connection_base& conn, const uuid& workflow);
+
+/// Cancels every unfinished task of a workflow, children before parents: a
+/// child that would run after a failure does not start either.
+caf::expected<cancel_counts> cancel_workflow(pqxx::connection_base& conn,
+                                             const uuid& workflow);
+
+/// Retries the failed tasks of a workflow; the descendants they had
+/// cancelled wait for them again.
+caf::expected<retry_result> retry_workflow(pqxx::connection_base& conn,
+                                           const uuid& workflow);
+
 /// What a pause applies to.
 enum class pause_kind {
   /// Every task of a channel name.

@@ -24,6 +24,10 @@ enum class task_state {
 /// Returns the database's name of the state, e.g. "pending".
 std::string to_string(task_state x);
 
+/// Every state's name in life order, comma-separated: "uncommitted,
+/// waiting, pending, running, completed, failed, cancelled".
+std::string task_state_names();
+
 /// Parses the database's name of a state.
 std::optional<task_state> parse_task_state(const std::string& str);
 

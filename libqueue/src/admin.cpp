@@ -61,6 +61,18 @@ retry_result to_retry_result(const pqxx::result& rows) {
   return result;
 }
 
+cancel_counts to_cancel_counts(const pqxx::result& rows) {
+  cancel_counts result;
+  for (const auto& row : rows) {
+    std::string outcome = row[0].c_str();
+    if (outcome == "cancelled")
+      result.cancelled = row[1].as<std::int64_t>();
+    else if (outcome == "requested")
+      result.requested = row[1].as<std::int64_t>();
+  }
+  return result;
+}
+
 // Runs a bulk query (retry_matching.sql, cancel_matching.sql) for the tasks
 // matching `filter`, at most `limit`, in a transaction of its own, and reads
 // its rows with `read`.
@@ -240,17 +252,55 @@ caf::expected<cancel_counts> cancel_matching(pqxx::connection_base& conn,
                                              const task_filter& filter,
                                              int limit) {
   return exec_matching(conn, sql::cancel_matching, filter, limit,
-                       [](const pqxx::result& rows) {
-                         cancel_counts result;
-                         for (const auto& row : rows) {
-                           std::string outcome = row[0].c_str();
-                           if (outcome == "cancelled")
-                             result.cancelled = row[1].as<std::int64_t>();
-                           else if (outcome == "requested")
-                             result.requested = row[1].as<std::int64_t>();
-                         }
-                         return result;
-                       });
+                       to_cancel_counts);
+}
+
+caf::expected<std::vector<workflow_task>>
+workflow_tasks(pqxx::connection_base& conn, const uuid& workflow) {
+  return guarded([&]() -> caf::expected<std::vector<workflow_task>> {
+    pqxx::nontransaction tx{conn};
+    std::vector<workflow_task> result;
+    for (const auto& row :
+         tx.exec_params(sql::workflow_tasks, to_string(workflow))) {
+      workflow_task x;
+      x.id = detail::to_uuid(row[0]);
+      x.name = row[1].c_str();
+      x.state = parse_task_state(row[2].c_str()).value_or(task_state::pending);
+      auto parents = row[3].as_array();
+      for (auto item = parents.get_next();
+           item.first != pqxx::array_parser::juncture::done;
+           item = parents.get_next())
+        if (item.first == pqxx::array_parser::juncture::string_value)
+          if (auto id = uuid::parse(item.second))
+            x.parents.push_back(*id);
+      if (!row[4].is_null())
+        x.result = row[4].c_str();
+      if (!row[5].is_null())
+        x.error = row[5].c_str();
+      x.runs_after_failure
+        = !row[6].is_null() && std::string{row[6].c_str()} == "run";
+      result.push_back(std::move(x));
+    }
+    return result;
+  });
+}
+
+caf::expected<cancel_counts> cancel_workflow(pqxx::connection_base& conn,
+                                             const uuid& workflow) {
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<cancel_counts> {
+      return to_cancel_counts(
+        tx.exec_params(sql::workflow_cancel, to_string(workflow)));
+    });
+}
+
+caf::expected<retry_result> retry_workflow(pqxx::connection_base& conn,
+                                           const uuid& workflow) {
+  return detail::in_transaction(
+    conn, [&](pqxx::transaction_base& tx) -> caf::expected<retry_result> {
+      return to_retry_result(
+        tx.exec_params(sql::workflow_retry, to_string(workflow)));
+    });
 }
 
 std::string to_string(pause_kind x) {

@@ -34,11 +34,24 @@ std::string to_string(task_state x) {
   return "unknown";
 }
 
+namespace {
+
+constexpr task_state all_states[]
+  = {task_state::uncommitted, task_state::waiting,   task_state::pending,
+     task_state::running,     task_state::completed, task_state::failed,
+     task_state::cancelled};
+
+} // namespace
+
+std::string task_state_names() {
+  std::string result;
+  for (auto x : all_states)
+    result += (result.empty() ? "" : ", ") + to_string(x);
+  return result;
+}
+
 std::optional<task_state> parse_task_state(const std::string& str) {
-  for (auto x :
-       {task_state::uncommitted, task_state::waiting, task_state::pending,
-        task_state::running, task_state::completed, task_state::failed,
-        task_state::cancelled})
+  for (auto x : all_states)
     if (to_string(x) == str)
       return x;
   return std::nullopt;

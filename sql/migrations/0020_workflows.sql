@@ -50,6 +50,27 @@ CREATE OR REPLACE VIEW cafmq.tasks AS
   UNION ALL
   SELECT * FROM cafmq.tasks_history;
 
+-- The live counts per channel and state count the waiting tasks too.
+CREATE OR REPLACE VIEW cafmq.queue_depth AS
+SELECT l.channel_name, l.state, count(*) AS tasks,
+       count(*) FILTER (WHERE l.state = 'pending' AND l.run_at <= now())
+         AS ready,
+       CASE WHEN l.state = 'pending'
+            THEN now() - min(l.run_at) FILTER (WHERE l.run_at <= now())
+       END AS oldest_pending_age
+  FROM (SELECT t.channel_name, t.state, t.run_at FROM cafmq.tasks_live t
+         WHERE t.state = 'pending' AND NOT t.ordered
+        UNION ALL
+        SELECT t.channel_name, t.state, t.run_at FROM cafmq.tasks_live t
+         WHERE t.ordered AND t.state = 'pending'
+        UNION ALL
+        SELECT t.channel_name, t.state, t.run_at FROM cafmq.tasks_live t
+         WHERE t.state = 'running'
+        UNION ALL
+        SELECT t.channel_name, t.state, t.run_at FROM cafmq.tasks_live t
+         WHERE t.state IN ('uncommitted', 'waiting')) l
+ GROUP BY l.channel_name, l.state;
+
 -- Who waits for whom: a row per (child, parent), from the child's spawn
 -- until prune removes an ended parent's rows whose children have ended.
 CREATE TABLE cafmq.task_parents (

@@ -39,11 +39,11 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$ou
 
 # -- help and usage ---------------------------------------------------------
 run 0 --help
-for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit top dashboard metrics node; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit workflow top dashboard metrics node; do
   has "$out" "  $cmd "
 done
 has "$out" "Exit codes:"
-for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit top dashboard metrics; do
+for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit workflow top dashboard metrics; do
   run 0 "$cmd" --help
   has "$out" "Usage: cafmq $cmd"
 done
@@ -254,6 +254,35 @@ run 0 top --iterations 2 --interval 100ms
 has "$out" "newest tasks:"
 run 0 top --iterations 1 --json
 [[ $(json 'len(d["newest"])') == 4 ]] || fail "top --json: $out"
+
+# -- workflow show / retry / cancel -----------------------------------------
+read -r wf a b c < <(python3 -c 'import uuid; print(*(uuid.uuid4() for _ in range(4)))')
+spec() { # ID NAME [PARENTS-JSON]
+  echo "{\"id\":\"$1\",\"name\":\"$2\",\"channel_name\":\"\",\"channel_args\":\"\",\"ordered\":false,\"max_attempts\":1,\"backoff_us\":0,\"backoff_cap_us\":0,\"workflow_id\":\"$wf\"${3:+,\"parents\":$3}}"
+}
+sql "SELECT count(*) FROM cafmq.spawn('[$(spec "$a" wa),$(spec "$b" wb),$(spec "$c" wc "[\"$a\",\"$b\"]")]'::json)" >/dev/null
+run 0 workflow show "$wf"
+has "$out" "PARENTS"
+has "$out" "waiting"
+has "$out" "#1,#2"
+run 0 workflow show "$wf" --json
+[[ $(json 'len(d["tasks"])') == 3 && $(json 'd["tasks"][2]["state"]') == waiting && $(json 'sorted(d["tasks"][2]["parents"]) == sorted(["'"$a"'", "'"$b"'"])') == True ]] || fail "workflow show --json: $out"
+sql "UPDATE cafmq.tasks_live SET state = 'running', attempt = 1 WHERE id = '$a'"
+sql "SELECT count(*) FROM cafmq.fail(ARRAY['$a'::uuid], ARRAY[1], ARRAY['boom'], ARRAY[false])" >/dev/null
+run 0 workflow show "$wf" --json
+[[ $(json 'd["tasks"][2]["state"]') == cancelled && $(json 'd["tasks"][2]["error"]') == "parent $a failed: boom" ]] || fail "child of a failed parent: $out"
+run 0 workflow retry "$wf"
+has "$out" "retried 1 "
+run 0 workflow show "$wf" --json
+[[ $(json '[t["state"] for t in d["tasks"]]') == "['pending', 'pending', 'waiting']" ]] || fail "workflow retry: $out"
+run 0 workflow cancel "$wf"
+has "$out" "cancelled 3,"
+run 0 workflow show "$wf" --json
+[[ $(json '[t["state"] for t in d["tasks"]]') == "['cancelled', 'cancelled', 'cancelled']" ]] || fail "workflow cancel: $out"
+run 6 workflow show "$(python3 -c 'import uuid; print(uuid.uuid4())')"
+has "$err" "no workflow"
+run 2 workflow show not-an-id
+run 2 workflow
 
 # -- the config file: the [cafmq] group the runtime reads -------------------
 cat >"$tmp/cafmq.ini" <<EOF

@@ -58,9 +58,8 @@ parse_list_request(const std::multimap<std::string, std::string>& params) {
       for (auto& name : split(value)) {
         auto state = parse_task_state(name);
         if (!state)
-          return invalid("state: no task state is called '" + name
-                         + "' (uncommitted, pending, running, completed, "
-                           "failed, cancelled)");
+          return invalid("state: no task state is called '" + name + "' ("
+                         + task_state_names() + ")");
         result.filter.states.push_back(*state);
       }
     } else if (key == "name") {

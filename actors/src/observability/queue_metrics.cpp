@@ -116,7 +116,7 @@ private:
   static std::vector<MetricFamily>
   families(const std::vector<queue_stat>& stats) {
     auto depth = gauge("cafmq_queue_depth",
-                       "Live tasks (uncommitted, pending, running) per "
+                       "Live tasks (uncommitted, waiting, pending, running) per "
                        "channel and state");
     auto ready = gauge("cafmq_queue_ready",
                        "Pending tasks that may run now, per channel");
