@@ -51,6 +51,9 @@ void print_status(const uuid& id, const task_status& st);
 /// A task's attempts, one indented line each (under its status line).
 void print_attempts(const std::vector<attempt_record>& xs);
 
+/// What a bulk cancel did, as JSON or as one line of text.
+void print_cancel_counts(const context& ctx, const cancel_counts& x);
+
 /// One line of text at most `n` characters long.
 std::string clip(std::string x, size_t n);
 

@@ -153,14 +153,7 @@ int cancel_command(const context& ctx, const std::vector<std::string>& texts,
         auto counts = cancel_matching(conn, filter, limit);
         if (!counts)
           return std::move(counts.error());
-        if (ctx.json)
-          std::cout << json{{"cancelled", counts->cancelled},
-                            {"requested", counts->requested}}
-                         .dump()
-                    << '\n';
-        else
-          std::cout << "cancelled " << counts->cancelled << ", asked "
-                    << counts->requested << " running to stop\n";
+        print_cancel_counts(ctx, *counts);
         return exit_ok;
       }
       auto out = json::array();

@@ -83,14 +83,7 @@ int cancel_workflow_command(const context& ctx, const uuid& id) {
       auto counts = cancel_workflow(conn, id);
       if (!counts)
         return std::move(counts.error());
-      if (ctx.json)
-        std::cout << json{{"cancelled", counts->cancelled},
-                          {"requested", counts->requested}}
-                       .dump()
-                  << '\n';
-      else
-        std::cout << "cancelled " << counts->cancelled << ", asked "
-                  << counts->requested << " running to stop\n";
+      print_cancel_counts(ctx, *counts);
       return exit_ok;
     });
 }
