@@ -62,6 +62,7 @@
 #include "cafmq/error.hpp"
 #include "cafmq/migrate.hpp"
 #include "cafmq/spawn.hpp"
+#include "cafmq/workflow.hpp"
 #include "held_snapshot.hpp"
 
 namespace {
@@ -241,7 +242,9 @@ void check_table(pqxx::connection& conn, int n) {
         + std::to_string(n));
 }
 
-enum class drain_kind { plain, watched, transactional, remote };
+// fan_in: the N tasks are a batch whose on_success callback (one more noop)
+// waits for all of them.
+enum class drain_kind { plain, watched, transactional, remote, fan_in };
 
 // Runner start to the first handler, per drain (start-up cost).
 std::vector<double> first_start_ms;
@@ -346,7 +349,17 @@ void add_counting_noop(cafmq::registry& tasks, F count_start) {
 drain_rates drain(drain_kind kind) {
   auto url = fresh_database();
   pqxx::connection conn{url};
-  check(cafmq::spawn_many(conn, noop_tasks(n_tasks)), "spawn_many");
+  auto n = n_tasks;
+  if (kind == drain_kind::fan_in) {
+    cafmq::batch b;
+    for (auto& x : noop_tasks(n_tasks))
+      b.add(std::move(x));
+    b.on_success(cafmq::spawn_builder{"noop"});
+    check(b.spawn(conn), "batch spawn");
+    ++n;
+  } else {
+    check(cafmq::spawn_many(conn, noop_tasks(n_tasks)), "spawn_many");
+  }
   settle(conn);
   std::unique_ptr<pqxx::connection> watcher;
   if (kind == drain_kind::watched) {
@@ -367,7 +380,6 @@ drain_rates drain(drain_kind kind) {
   };
   auto starts = std::make_shared<start_clock>();
   auto committed = std::make_shared<std::atomic<int>>(0);
-  auto n = n_tasks;
   auto count_start = [starts, n] {
     auto i = starts->count.fetch_add(1) + 1;
     if (i == 1)
@@ -447,19 +459,19 @@ drain_rates drain(drain_kind kind) {
   while ((kind == drain_kind::transactional
             ? static_cast<std::int64_t>(committed->load())
             : runner->stats().completed)
-         < n_tasks)
+         < n)
     std::this_thread::sleep_for(2ms);
   runner->stop(); // writes the last outcomes
   auto secs = seconds_since(t0);
-  auto cpu_us = (process_cpu_us() - cpu0) / n_tasks;
+  auto cpu_us = (process_cpu_us() - cpu0) / n;
   worker.reset(); // its runner let it go
   if (watcher)
     watcher->get_notifs();
-  check_table(conn, n_tasks);
+  check_table(conn, n);
   auto started = std::chrono::duration<double>(starts->last - t0).count();
   first_start_ms.push_back(
     std::chrono::duration<double, std::milli>(starts->first - t0).count());
-  return {n_tasks / started, n_tasks / secs, cpu_us};
+  return {n / started, n / secs, cpu_us};
 }
 
 // -- scaling ----------------------------------------------------------------
@@ -934,6 +946,13 @@ int main(int argc, char** argv) {
       report("drain, handlers on a remote worker node, N-th start", "tasks/s",
              rates.started);
       report("drain, handlers on a remote worker node, written", "tasks/s",
+             rates.written);
+    }
+    if (parts.count("fan_in")) {
+      auto rates = drain(drain_kind::fan_in);
+      report("fan-in: N parents and their callback, callback start", "tasks/s",
+             rates.started);
+      report("fan-in: N parents and their callback, written", "tasks/s",
              rates.written);
     }
     if (parts.count("drain_watch"))

@@ -198,9 +198,11 @@ BEGIN
     RAISE EXCEPTION 'cafmq.spawn: parent % of task % comes after it in the call (parents come first)',
       v.parent, v.id USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  -- NOT IN: a hash of the call's ids, not a walk over them per parent (a
+  -- fan-in of 10,000 spent 5.5 s in that walk).
   SELECT c.id, p.parent INTO v
     FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
-   WHERE NOT EXISTS (SELECT 1 FROM unnest(p_specs) q WHERE q.id = p.parent)
+   WHERE p.parent NOT IN (SELECT q.id FROM unnest(p_specs) q)
      AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t WHERE t.id = p.parent)
      AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_history t WHERE t.id = p.parent)
    LIMIT 1;
@@ -908,7 +910,8 @@ BEGIN
     DELETE FROM cafmq.tasks_live t
      USING unnest(p_ids, p_attempts, p_results, p_workers)
            AS f (id, attempt, result, worker)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
     RETURNING t, f.result, f.worker),
   done AS (
     INSERT INTO cafmq.tasks_history
@@ -1031,7 +1034,8 @@ BEGIN
     FROM (SELECT u.*, random() AS draw
             FROM unnest(p_ids, p_attempts, p_errors, p_retryable, p_workers)
                  AS u (id, attempt, error, retryable, worker)) AS f
-   WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+   WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
      AND f.retryable AND t.attempt < t.max_attempts AND NOT t.cancel_requested
      AND (t.deadline IS NULL OR now() + cafmq.retry_delay(
             t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter, f.draw)
@@ -1041,7 +1045,8 @@ BEGIN
     DELETE FROM cafmq.tasks_live t
      USING unnest(p_ids, p_attempts, p_errors, p_workers)
            AS f (id, attempt, error, worker)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
     RETURNING t, f.error, f.worker),
   fin AS (
     INSERT INTO cafmq.tasks_history AS x
@@ -1239,7 +1244,8 @@ BEGIN
   WITH h AS (
     UPDATE cafmq.tasks_live t SET run_at = now()
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
     RETURNING t.channel_name)
   SELECT count(*), array_agg(DISTINCT h.channel_name) INTO v_count, v_wake
     FROM h;
@@ -1293,16 +1299,17 @@ CREATE FUNCTION cafmq.keep_alive(p_ids uuid[], p_attempts integer[], p_lease int
   WITH owned AS (
     SELECT t.id, t.attempt, t.cancel_requested
       FROM cafmq.tasks_live t, unnest(p_ids, p_attempts) AS f (id, attempt)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'),
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'),
   free AS (
     SELECT t.id FROM cafmq.tasks_live t
-     WHERE t.id IN (SELECT o.id FROM owned o) AND t.state = 'running'
+     WHERE t.id IN (SELECT o.id FROM owned o) AND t.state::text = 'running'
      FOR UPDATE SKIP LOCKED),
   renewed AS (
     UPDATE cafmq.tasks_live t SET run_at = greatest(t.run_at, now() + p_lease)
       FROM free, owned o
      WHERE t.id = free.id AND o.id = free.id AND t.attempt = o.attempt
-       AND t.state = 'running'
+       AND t.state::text = 'running'
     RETURNING t.id, t.cancel_requested)
   SELECT r.id, r.cancel_requested FROM renewed r
   UNION ALL
@@ -1561,7 +1568,8 @@ BEGIN
        SET state = 'pending', attempt = t.attempt - 1, run_at = now(),
            node = NULL, lost_attempts = 0
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
     RETURNING t.id, t.channel_name)
   SELECT array_agg(r.id), array_agg(r.channel_name) INTO v_done, v_wake FROM r;
   PERFORM cafmq.notify_ready(v_wake);

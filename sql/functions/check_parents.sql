@@ -34,9 +34,11 @@ BEGIN
     RAISE EXCEPTION 'cafmq.spawn: parent % of task % comes after it in the call (parents come first)',
       v.parent, v.id USING ERRCODE = 'invalid_parameter_value';
   END IF;
+  -- NOT IN: a hash of the call's ids, not a walk over them per parent (a
+  -- fan-in of 10,000 spent 5.5 s in that walk).
   SELECT c.id, p.parent INTO v
     FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
-   WHERE NOT EXISTS (SELECT 1 FROM unnest(p_specs) q WHERE q.id = p.parent)
+   WHERE p.parent NOT IN (SELECT q.id FROM unnest(p_specs) q)
      AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t WHERE t.id = p.parent)
      AND NOT EXISTS (SELECT 1 FROM cafmq.tasks_history t WHERE t.id = p.parent)
    LIMIT 1;

@@ -40,7 +40,8 @@ BEGIN
     FROM (SELECT u.*, random() AS draw
             FROM unnest(p_ids, p_attempts, p_errors, p_retryable, p_workers)
                  AS u (id, attempt, error, retryable, worker)) AS f
-   WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+   WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
      AND f.retryable AND t.attempt < t.max_attempts AND NOT t.cancel_requested
      AND (t.deadline IS NULL OR now() + cafmq.retry_delay(
             t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter, f.draw)
@@ -50,7 +51,8 @@ BEGIN
     DELETE FROM cafmq.tasks_live t
      USING unnest(p_ids, p_attempts, p_errors, p_workers)
            AS f (id, attempt, error, worker)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
     RETURNING t, f.error, f.worker),
   fin AS (
     INSERT INTO cafmq.tasks_history AS x

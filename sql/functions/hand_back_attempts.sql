@@ -16,7 +16,8 @@ BEGIN
   WITH h AS (
     UPDATE cafmq.tasks_live t SET run_at = now()
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
     RETURNING t.channel_name)
   SELECT count(*), array_agg(DISTINCT h.channel_name) INTO v_count, v_wake
     FROM h;

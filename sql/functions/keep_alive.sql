@@ -21,16 +21,17 @@ AS $$
   WITH owned AS (
     SELECT t.id, t.attempt, t.cancel_requested
       FROM cafmq.tasks_live t, unnest(p_ids, p_attempts) AS f (id, attempt)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'),
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'),
   free AS (
     SELECT t.id FROM cafmq.tasks_live t
-     WHERE t.id IN (SELECT o.id FROM owned o) AND t.state = 'running'
+     WHERE t.id IN (SELECT o.id FROM owned o) AND t.state::text = 'running'
      FOR UPDATE SKIP LOCKED),
   renewed AS (
     UPDATE cafmq.tasks_live t SET run_at = greatest(t.run_at, now() + p_lease)
       FROM free, owned o
      WHERE t.id = free.id AND o.id = free.id AND t.attempt = o.attempt
-       AND t.state = 'running'
+       AND t.state::text = 'running'
     RETURNING t.id, t.cancel_requested)
   SELECT r.id, r.cancel_requested FROM renewed r
   UNION ALL

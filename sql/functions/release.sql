@@ -17,7 +17,8 @@ BEGIN
        SET state = 'pending', attempt = t.attempt - 1, run_at = now(),
            node = NULL, lost_attempts = 0
       FROM unnest(p_ids, p_attempts) AS f (id, attempt)
-     WHERE t.id = f.id AND t.attempt = f.attempt AND t.state = 'running'
+     WHERE t.id = f.id AND t.attempt = f.attempt
+       AND t.state::text = 'running'
     RETURNING t.id, t.channel_name)
   SELECT array_agg(r.id), array_agg(r.channel_name) INTO v_done, v_wake FROM r;
   PERFORM cafmq.notify_ready(v_wake);

@@ -220,6 +220,19 @@ CAF_TEST(every function that moves tasks into the history counts them) {
   }
 }
 
+CAF_TEST(a fenced statement over many attempts is driven by their ids) {
+  // t.state::text = 'running', not t.state = 'running': the partial index
+  // tasks_running must not drive a join over the ids (see complete.sql).
+  for (const auto& f : sql::functions) {
+    auto text = statements_of(f);
+    if (text.find("= f.attempt") == std::string::npos)
+      continue;
+    CAF_MESSAGE(f.name << ".sql fences attempts");
+    CAF_CHECK(text.find("t.state = 'running'") == std::string::npos);
+    CAF_CHECK(text.find("t.state::text = 'running'") != std::string::npos);
+  }
+}
+
 CAF_TEST(every function that ends live tasks lets their children follow) {
   // A task that leaves the live table (to the history, or deleted like an
   // expired reservation) may be a parent: its children must count it down
