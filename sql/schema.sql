@@ -230,6 +230,12 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.child_slots(p_parents bigint) RETURNS integer
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT least(p_parents, 128)::integer
+$$;
+
 CREATE FUNCTION cafmq.claim(p_node text, p_names text[], p_channels text[], p_paused text[], p_limit integer, p_lease interval, p_max_lost integer, p_cursor_name text, p_cursor_args text) RETURNS SETOF cafmq.claim_row
     LANGUAGE plpgsql
     AS $$
@@ -857,6 +863,7 @@ CREATE FUNCTION cafmq.clear_all() RETURNS bigint
   WITH live AS (DELETE FROM cafmq.tasks_live RETURNING 1),
   finished AS (DELETE FROM cafmq.tasks_history RETURNING 1),
   edges AS (DELETE FROM cafmq.task_parents),
+  waits AS (DELETE FROM cafmq.child_waits),
   results AS (DELETE FROM cafmq.parent_results)
   SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM finished)
 $$;
@@ -1327,26 +1334,44 @@ DECLARE
 BEGIN
   v_children := ARRAY(SELECT s.id FROM unnest(p_specs) s
                        WHERE cardinality(s.parents) > 0
-                         AND s.id = ANY (p_created));
-  INSERT INTO cafmq.task_parents (child, parent)
-  SELECT DISTINCT c.id, coalesce(h.id, p.parent)
-    FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
-    LEFT JOIN (SELECT q.id AS spec, t.id FROM unnest(p_specs) q
-                 JOIN cafmq.tasks_live t ON t.unique_key = q.unique_key
-                WHERE NOT q.id = ANY (p_created)
-                  AND t.state IN ('uncommitted', 'waiting', 'pending',
-                                  'running')) h ON h.spec = p.parent
-   WHERE c.id = ANY (v_children);
-  IF cardinality(p_created) < cardinality(p_specs) THEN
+                         AND (p_created IS NULL
+                              OR s.id IN (SELECT unnest(p_created))));
+  WITH named AS (
+    SELECT DISTINCT c.id AS child, coalesce(h.id, p.parent) AS parent
+      FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
+      LEFT JOIN (SELECT q.id AS spec, t.id FROM unnest(p_specs) q
+                   JOIN cafmq.tasks_live t ON t.unique_key = q.unique_key
+                  WHERE p_created IS NOT NULL
+                    AND q.id NOT IN (SELECT unnest(p_created))
+                    AND t.state IN ('uncommitted', 'waiting', 'pending',
+                                    'running')) h ON h.spec = p.parent
+     WHERE c.id IN (SELECT unnest(v_children))),
+  dealt AS (
+    SELECT n.child, n.parent,
+           ((row_number() OVER (PARTITION BY n.child ORDER BY n.parent) - 1)
+            % cafmq.child_slots(count(*) OVER (PARTITION BY n.child)))::smallint
+             AS slot
+      FROM named n),
+  edges AS (
+    INSERT INTO cafmq.task_parents (child, parent, slot)
+    SELECT d.child, d.parent, d.slot FROM dealt d
+    RETURNING child, slot)
+  INSERT INTO cafmq.child_waits (child, slot, parents_left)
+  SELECT e.child, e.slot, count(*) FROM edges e GROUP BY 1, 2;
+  IF p_created IS NOT NULL AND cardinality(p_created) < cardinality(p_specs)
+  THEN
     -- A parent stood for by a holder may be named twice now.
     UPDATE cafmq.tasks_live t
-       SET parents_left = (SELECT count(*) FROM cafmq.task_parents e
-                            WHERE e.child = t.id)
+       SET parents_left = (SELECT count(*) FROM cafmq.child_waits w
+                            WHERE w.child = t.id)
      WHERE t.id = ANY (v_children);
   END IF;
   v_earlier := ARRAY(SELECT DISTINCT e.parent FROM cafmq.task_parents e
-                      WHERE e.child = ANY (v_children)
-                        AND NOT e.parent = ANY (p_created));
+                      WHERE e.child IN (SELECT unnest(v_children))
+                        AND (p_created IS NULL
+                             OR e.parent NOT IN (SELECT unnest(p_created)))
+                        AND e.parent NOT IN (SELECT s.id
+                                               FROM unnest(p_specs) s));
   IF cardinality(v_earlier) = 0 THEN
     RETURN;
   END IF;
@@ -1491,6 +1516,10 @@ BEGIN
         ORDER BY x.finished_at LIMIT p_limit)
     RETURNING r.id)
   DELETE FROM cafmq.task_parents e USING gone g WHERE e.parent = g.id;
+  -- Slots of children that left without being ready (an expired or
+  -- cleared reservation).
+  DELETE FROM cafmq.child_waits w
+   WHERE NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t WHERE t.id = w.child);
   PERFORM cafmq.add_history_partitions(2);
   DELETE FROM cafmq.watches w
    WHERE w.backend_pid NOT IN (SELECT a.pid FROM pg_stat_activity a
@@ -1583,11 +1612,12 @@ CREATE FUNCTION cafmq.release_children(p_parents uuid[], p_only uuid[] DEFAULT N
     AS $$
 DECLARE
   v_children uuid[];
-  v_ended integer[];
+  v_zeroed integer[];
   v_failures text[];
   v_cancelled uuid[];
   v_parents uuid[];
   v_ready uuid[];
+  v_done uuid[];
   v_wake text[];
 BEGIN
   INSERT INTO cafmq.parent_results AS r
@@ -1602,30 +1632,50 @@ BEGIN
   ON CONFLICT (id) DO UPDATE
      SET state = excluded.state, result = excluded.result,
          last_error = excluded.last_error, finished_at = excluded.finished_at;
-  SELECT array_agg(c.child), array_agg(c.ended), array_agg(c.failure)
-    INTO v_children, v_ended, v_failures
-    FROM (SELECT e.child, count(*)::integer AS ended,
-                 (array_agg(CASE r.state
-                              WHEN 'completed' THEN NULL
-                              WHEN 'cancelled'
-                                THEN 'parent ' || r.id || ' was cancelled'
-                                     || coalesce(': ' || r.last_error, '')
-                              ELSE 'parent ' || r.id || ' failed: '
-                                   || coalesce(r.last_error, 'no error')
-                            END ORDER BY r.state = 'completed', r.finished_at,
-                                         r.id))[1] AS failure
-            FROM cafmq.task_parents e
-            JOIN cafmq.parent_results r ON r.id = e.parent
-           WHERE e.parent = ANY (p_parents)
-             AND (p_only IS NULL OR e.child = ANY (p_only))
-           GROUP BY e.child) c;
+  -- 1. The slots.
+  PERFORM 1 FROM cafmq.child_waits w
+   WHERE (w.child, w.slot) IN (
+     SELECT e.child, e.slot FROM cafmq.task_parents e
+      WHERE e.parent = ANY (p_parents)
+        AND (p_only IS NULL OR e.child = ANY (p_only)))
+   ORDER BY w.child, w.slot FOR UPDATE;
+  WITH down AS (
+    UPDATE cafmq.child_waits w SET parents_left = w.parents_left - g.ended
+      FROM (SELECT e.child, e.slot, count(*)::integer AS ended
+              FROM cafmq.task_parents e
+             WHERE e.parent = ANY (p_parents)
+               AND (p_only IS NULL OR e.child = ANY (p_only))
+             GROUP BY 1, 2) g
+     WHERE w.child = g.child AND w.slot = g.slot
+    RETURNING w.child, w.parents_left = 0 AS zeroed),
+  failed AS (
+    SELECT e.child,
+           (array_agg(CASE r.state
+                        WHEN 'cancelled'
+                          THEN 'parent ' || r.id || ' was cancelled'
+                               || coalesce(': ' || r.last_error, '')
+                        ELSE 'parent ' || r.id || ' failed: '
+                             || coalesce(r.last_error, 'no error') END
+                      ORDER BY r.finished_at, r.id))[1] AS failure
+      FROM cafmq.task_parents e
+      JOIN cafmq.parent_results r ON r.id = e.parent
+     WHERE e.parent = ANY (p_parents) AND r.state <> 'completed'
+       AND (p_only IS NULL OR e.child = ANY (p_only))
+     GROUP BY e.child)
+  SELECT array_agg(c.child ORDER BY c.child), array_agg(c.zeroed ORDER BY c.child),
+         array_agg(f.failure ORDER BY c.child)
+    INTO v_children, v_zeroed, v_failures
+    FROM (SELECT d.child, count(*) FILTER (WHERE d.zeroed)::integer AS zeroed
+            FROM down d GROUP BY d.child) c
+    LEFT JOIN failed f ON f.child = c.child
+   WHERE c.zeroed > 0 OR f.failure IS NOT NULL;
   IF v_children IS NULL THEN
     RETURN;
   END IF;
+  -- 2. The children, in id order; those a failure cancels.
   PERFORM 1 FROM cafmq.tasks_live t
    WHERE t.id = ANY (v_children) AND t.state IN ('waiting', 'uncommitted')
-   ORDER BY t.id FOR UPDATE OF t;
-  -- A failed parent ends a child that does not run after failures.
+   ORDER BY t.id FOR UPDATE;
   WITH ended AS (
     DELETE FROM cafmq.tasks_live t
      USING unnest(v_children, v_failures) AS f (child, failure)
@@ -1645,22 +1695,26 @@ BEGIN
       FROM moved m GROUP BY 1, 2)
   SELECT array_agg(m.id), array_agg(m.id) FILTER (WHERE m.has_children)
     INTO v_cancelled, v_parents FROM moved m;
-  -- The others count down; the last parent readies a waiting child.
+  -- 3. The others count down; the last slot readies a waiting child.
   WITH counted AS (
     UPDATE cafmq.tasks_live t
-       SET parents_left = t.parents_left - f.ended,
+       SET parents_left = t.parents_left - f.zeroed,
            state = CASE WHEN t.state = 'waiting'
-                             AND t.parents_left - f.ended = 0
+                             AND t.parents_left - f.zeroed = 0
                         THEN 'pending' ELSE t.state END::cafmq.task_state,
            run_at = CASE WHEN t.state = 'waiting'
-                              AND t.parents_left - f.ended = 0
+                              AND t.parents_left - f.zeroed = 0
                          THEN greatest(t.run_at, now()) ELSE t.run_at END
-      FROM unnest(v_children, v_ended) AS f (child, ended)
+      FROM unnest(v_children, v_zeroed) AS f (child, zeroed)
      WHERE t.id = f.child AND t.state IN ('waiting', 'uncommitted')
-    RETURNING t.id, t.state, t.channel_name)
+       AND f.zeroed > 0
+    RETURNING t.id, t.state, t.channel_name, t.parents_left)
   SELECT array_agg(c.id) FILTER (WHERE c.state = 'pending'),
-         array_agg(DISTINCT c.channel_name) FILTER (WHERE c.state = 'pending')
-    INTO v_ready, v_wake FROM counted c;
+         array_agg(DISTINCT c.channel_name) FILTER (WHERE c.state = 'pending'),
+         array_agg(c.id) FILTER (WHERE c.parents_left = 0)
+    INTO v_ready, v_wake, v_done FROM counted c;
+  DELETE FROM cafmq.child_waits w
+   WHERE w.child = ANY (v_done || v_cancelled);
   PERFORM cafmq.notify_ready(v_wake);
   PERFORM cafmq.publish_status(v_ready || v_cancelled);
   IF v_parents IS NOT NULL THEN
@@ -1782,6 +1836,7 @@ DECLARE
   v_revived uuid[] := '{}';
   v_parents uuid[] := '{}';
   v_id uuid;
+  v_slots integer;
 BEGIN
   FOR v_id IN
     SELECT DISTINCT h.id
@@ -1801,10 +1856,15 @@ BEGIN
     RETURNING t.* INTO v_task;
     CONTINUE WHEN NOT FOUND;
     v_task.state := 'waiting';
-    v_task.parents_left := (SELECT count(*) FROM cafmq.task_parents o
-                             WHERE o.child = v_id
-                               AND EXISTS (SELECT 1 FROM cafmq.tasks_live l
-                                            WHERE l.id = o.parent));
+    -- Its slots count the parents that are live again.
+    DELETE FROM cafmq.child_waits w WHERE w.child = v_id;
+    INSERT INTO cafmq.child_waits (child, slot, parents_left)
+    SELECT o.child, o.slot, count(*) FROM cafmq.task_parents o
+     WHERE o.child = v_id
+       AND EXISTS (SELECT 1 FROM cafmq.tasks_live l WHERE l.id = o.parent)
+     GROUP BY 1, 2;
+    GET DIAGNOSTICS v_slots = ROW_COUNT;
+    v_task.parents_left := v_slots;
     v_task.finished_at := NULL;
     v_task.cancel_requested := false;
     v_task.last_error := NULL;
@@ -1906,14 +1966,15 @@ BEGIN
            NULL, coalesce(o.priority, 0), o.json::jsonb,
            decode(o.bytes, 'base64'),
            CASE WHEN cardinality(o.parents) > 0
-                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+                THEN cafmq.child_slots(
+                       (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
            coalesce(o.id = ANY (v_parents), false), o.workflow_id
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
     IF v_parents IS NOT NULL THEN
-      PERFORM cafmq.link_parents(v_specs, ARRAY(SELECT s.id FROM unnest(v_specs) s));
+      PERFORM cafmq.link_parents(v_specs, NULL);
     END IF;
     PERFORM cafmq.notify_spawned(v_specs);
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
@@ -1944,7 +2005,8 @@ BEGIN
            o.unique_key, coalesce(o.priority, 0), o.json::jsonb,
            decode(o.bytes, 'base64'),
            CASE WHEN cardinality(o.parents) > 0
-                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+                THEN cafmq.child_slots(
+                       (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
            coalesce(o.id = ANY (v_parents), false), o.workflow_id
@@ -2217,6 +2279,13 @@ CREATE TABLE cafmq.channel_limits (
     CONSTRAINT channel_limits_rate_period_check CHECK ((rate_period > '00:00:00'::interval))
 );
 
+CREATE TABLE cafmq.child_waits (
+    child uuid NOT NULL,
+    slot smallint NOT NULL,
+    parents_left integer NOT NULL,
+    CONSTRAINT child_waits_parents_left_check CHECK ((parents_left >= 0))
+);
+
 CREATE TABLE cafmq.finished_counts (
     day date NOT NULL,
     channel_name text NOT NULL,
@@ -2345,7 +2414,9 @@ CREATE TABLE cafmq.sessions (
 CREATE TABLE cafmq.task_parents (
     child uuid NOT NULL,
     parent uuid NOT NULL,
-    CONSTRAINT task_parents_check CHECK ((child <> parent))
+    slot smallint NOT NULL,
+    CONSTRAINT task_parents_check CHECK ((child <> parent)),
+    CONSTRAINT task_parents_slot_check CHECK ((slot >= 0))
 );
 
 CREATE TABLE cafmq.tasks_history_default (
@@ -2407,6 +2478,9 @@ ALTER TABLE ONLY cafmq.tasks_history ATTACH PARTITION cafmq.tasks_history_defaul
 
 ALTER TABLE ONLY cafmq.channel_limits
     ADD CONSTRAINT channel_limits_pkey PRIMARY KEY (channel_name);
+
+ALTER TABLE ONLY cafmq.child_waits
+    ADD CONSTRAINT child_waits_pkey PRIMARY KEY (child, slot);
 
 ALTER TABLE ONLY cafmq.parent_results
     ADD CONSTRAINT parent_results_pkey PRIMARY KEY (id);

@@ -2,6 +2,7 @@
 // `cafmq workflow show|cancel|retry ID`: one workflow's tasks.
 #include "workflow_commands.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -31,14 +32,27 @@ json workflow_task_json(const workflow_task& x) {
     {"error", opt_json(x.error)}};
 }
 
-// A parent by its place in the table (#1 is the first task), or by its id
-// when it is not a member.
-std::string parent_label(const std::vector<workflow_task>& xs,
-                         const uuid& parent) {
-  for (size_t i = 0; i < xs.size(); ++i)
-    if (xs[i].id == parent)
-      return "#" + std::to_string(i + 1);
-  return to_string(parent);
+// The parents of `x`: by their places in the table (#1 is the first task),
+// in table order, then by id those that are not members.
+std::string parent_labels(const std::vector<workflow_task>& xs,
+                          const workflow_task& x) {
+  std::vector<size_t> rows;
+  std::vector<std::string> others;
+  for (const auto& p : x.parents) {
+    auto i = std::find_if(xs.begin(), xs.end(),
+                          [&](const workflow_task& y) { return y.id == p; });
+    if (i != xs.end())
+      rows.push_back(static_cast<size_t>(i - xs.begin()) + 1);
+    else
+      others.push_back(to_string(p));
+  }
+  std::sort(rows.begin(), rows.end());
+  std::string result;
+  for (auto row : rows)
+    result += (result.empty() ? "#" : ",#") + std::to_string(row);
+  for (const auto& id : others)
+    result += (result.empty() ? "" : ",") + id;
+  return result;
 }
 
 int show_workflow(const context& ctx, const uuid& id) {
@@ -63,9 +77,7 @@ int show_workflow(const context& ctx, const uuid& id) {
         {"#", "TASK", "NAME", "STATE", "PARENTS", "RESULT / ERROR"}};
       for (size_t i = 0; i < xs->size(); ++i) {
         const auto& x = (*xs)[i];
-        std::string parents;
-        for (const auto& p : x.parents)
-          parents += (parents.empty() ? "" : ",") + parent_label(*xs, p);
+        auto parents = parent_labels(*xs, x);
         if (x.runs_after_failure)
           parents += " (runs after failure)";
         rows.push_back({std::to_string(i + 1), to_string(x.id), x.name,

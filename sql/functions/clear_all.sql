@@ -8,6 +8,7 @@ AS $$
   WITH live AS (DELETE FROM cafmq.tasks_live RETURNING 1),
   finished AS (DELETE FROM cafmq.tasks_history RETURNING 1),
   edges AS (DELETE FROM cafmq.task_parents),
+  waits AS (DELETE FROM cafmq.child_waits),
   results AS (DELETE FROM cafmq.parent_results)
   SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM finished)
 $$;

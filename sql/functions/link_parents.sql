@@ -1,12 +1,14 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 
 -- Records who waits for whom after a spawn wrote its tasks (p_created: the
--- ids created; a spec whose unique key a live task holds stands for that
--- task, as parent, and is not created). Each created child was written
--- waiting for all its parents; a parent spawned earlier is either live,
--- and then marked as a parent under its row lock (a completion that waits
--- for that lock sees the mark, and the child's row, when this commits), or
--- it ended already, and the children follow its end at once
+-- ids created, NULL: all; a spec whose unique key a live task holds
+-- stands for that task, as parent, and is not created). Each created
+-- child's parents are dealt into its slots (cafmq.child_slots, each with at
+-- least one parent: cafmq.child_waits), and the child was written waiting for
+-- all its slots. A parent spawned earlier is either live, and then marked
+-- as a parent under its row lock (a completion that waits for that lock
+-- sees the mark, and the child's rows, when this commits), or it ended
+-- already, and the children follow its end at once
 -- (cafmq.release_children): counted down, readied, or cancelled.
 CREATE OR REPLACE FUNCTION cafmq.link_parents(
     p_specs cafmq.spawn_spec[], p_created uuid[])
@@ -20,26 +22,44 @@ DECLARE
 BEGIN
   v_children := ARRAY(SELECT s.id FROM unnest(p_specs) s
                        WHERE cardinality(s.parents) > 0
-                         AND s.id = ANY (p_created));
-  INSERT INTO cafmq.task_parents (child, parent)
-  SELECT DISTINCT c.id, coalesce(h.id, p.parent)
-    FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
-    LEFT JOIN (SELECT q.id AS spec, t.id FROM unnest(p_specs) q
-                 JOIN cafmq.tasks_live t ON t.unique_key = q.unique_key
-                WHERE NOT q.id = ANY (p_created)
-                  AND t.state IN ('uncommitted', 'waiting', 'pending',
-                                  'running')) h ON h.spec = p.parent
-   WHERE c.id = ANY (v_children);
-  IF cardinality(p_created) < cardinality(p_specs) THEN
+                         AND (p_created IS NULL
+                              OR s.id IN (SELECT unnest(p_created))));
+  WITH named AS (
+    SELECT DISTINCT c.id AS child, coalesce(h.id, p.parent) AS parent
+      FROM unnest(p_specs) c, unnest(c.parents) AS p (parent)
+      LEFT JOIN (SELECT q.id AS spec, t.id FROM unnest(p_specs) q
+                   JOIN cafmq.tasks_live t ON t.unique_key = q.unique_key
+                  WHERE p_created IS NOT NULL
+                    AND q.id NOT IN (SELECT unnest(p_created))
+                    AND t.state IN ('uncommitted', 'waiting', 'pending',
+                                    'running')) h ON h.spec = p.parent
+     WHERE c.id IN (SELECT unnest(v_children))),
+  dealt AS (
+    SELECT n.child, n.parent,
+           ((row_number() OVER (PARTITION BY n.child ORDER BY n.parent) - 1)
+            % cafmq.child_slots(count(*) OVER (PARTITION BY n.child)))::smallint
+             AS slot
+      FROM named n),
+  edges AS (
+    INSERT INTO cafmq.task_parents (child, parent, slot)
+    SELECT d.child, d.parent, d.slot FROM dealt d
+    RETURNING child, slot)
+  INSERT INTO cafmq.child_waits (child, slot, parents_left)
+  SELECT e.child, e.slot, count(*) FROM edges e GROUP BY 1, 2;
+  IF p_created IS NOT NULL AND cardinality(p_created) < cardinality(p_specs)
+  THEN
     -- A parent stood for by a holder may be named twice now.
     UPDATE cafmq.tasks_live t
-       SET parents_left = (SELECT count(*) FROM cafmq.task_parents e
-                            WHERE e.child = t.id)
+       SET parents_left = (SELECT count(*) FROM cafmq.child_waits w
+                            WHERE w.child = t.id)
      WHERE t.id = ANY (v_children);
   END IF;
   v_earlier := ARRAY(SELECT DISTINCT e.parent FROM cafmq.task_parents e
-                      WHERE e.child = ANY (v_children)
-                        AND NOT e.parent = ANY (p_created));
+                      WHERE e.child IN (SELECT unnest(v_children))
+                        AND (p_created IS NULL
+                             OR e.parent NOT IN (SELECT unnest(p_created)))
+                        AND e.parent NOT IN (SELECT s.id
+                                               FROM unnest(p_specs) s));
   IF cardinality(v_earlier) = 0 THEN
     RETURN;
   END IF;

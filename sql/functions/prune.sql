@@ -93,6 +93,10 @@ BEGIN
         ORDER BY x.finished_at LIMIT p_limit)
     RETURNING r.id)
   DELETE FROM cafmq.task_parents e USING gone g WHERE e.parent = g.id;
+  -- Slots of children that left without being ready (an expired or
+  -- cleared reservation).
+  DELETE FROM cafmq.child_waits w
+   WHERE NOT EXISTS (SELECT 1 FROM cafmq.tasks_live t WHERE t.id = w.child);
   PERFORM cafmq.add_history_partitions(2);
   DELETE FROM cafmq.watches w
    WHERE w.backend_pid NOT IN (SELECT a.pid FROM pg_stat_activity a

@@ -14,6 +14,7 @@ DECLARE
   v_revived uuid[] := '{}';
   v_parents uuid[] := '{}';
   v_id uuid;
+  v_slots integer;
 BEGIN
   FOR v_id IN
     SELECT DISTINCT h.id
@@ -33,10 +34,15 @@ BEGIN
     RETURNING t.* INTO v_task;
     CONTINUE WHEN NOT FOUND;
     v_task.state := 'waiting';
-    v_task.parents_left := (SELECT count(*) FROM cafmq.task_parents o
-                             WHERE o.child = v_id
-                               AND EXISTS (SELECT 1 FROM cafmq.tasks_live l
-                                            WHERE l.id = o.parent));
+    -- Its slots count the parents that are live again.
+    DELETE FROM cafmq.child_waits w WHERE w.child = v_id;
+    INSERT INTO cafmq.child_waits (child, slot, parents_left)
+    SELECT o.child, o.slot, count(*) FROM cafmq.task_parents o
+     WHERE o.child = v_id
+       AND EXISTS (SELECT 1 FROM cafmq.tasks_live l WHERE l.id = o.parent)
+     GROUP BY 1, 2;
+    GET DIAGNOSTICS v_slots = ROW_COUNT;
+    v_task.parents_left := v_slots;
     v_task.finished_at := NULL;
     v_task.cancel_requested := false;
     v_task.last_error := NULL;

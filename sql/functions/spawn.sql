@@ -158,14 +158,15 @@ BEGIN
            NULL, coalesce(o.priority, 0), o.json::jsonb,
            decode(o.bytes, 'base64'),
            CASE WHEN cardinality(o.parents) > 0
-                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+                THEN cafmq.child_slots(
+                       (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
            coalesce(o.id = ANY (v_parents), false), o.workflow_id
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
     IF v_parents IS NOT NULL THEN
-      PERFORM cafmq.link_parents(v_specs, ARRAY(SELECT s.id FROM unnest(v_specs) s));
+      PERFORM cafmq.link_parents(v_specs, NULL);
     END IF;
     PERFORM cafmq.notify_spawned(v_specs);
     RETURN QUERY SELECT s.id, true FROM unnest(v_specs) WITH ORDINALITY AS s
@@ -196,7 +197,8 @@ BEGIN
            o.unique_key, coalesce(o.priority, 0), o.json::jsonb,
            decode(o.bytes, 'base64'),
            CASE WHEN cardinality(o.parents) > 0
-                THEN (SELECT count(DISTINCT p) FROM unnest(o.parents) p) END,
+                THEN cafmq.child_slots(
+                       (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
            coalesce(o.id = ANY (v_parents), false), o.workflow_id

@@ -1,10 +1,16 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- Workflows: tasks that wait for other tasks.
 --
--- A task spawned after parents is 'waiting' with parents_left counting the
--- parents that have not ended; the statement that ends a parent (complete,
--- fail, cancel, ...) decrements it in the same transaction, and the last
--- one makes the child pending (cafmq.release_children). A parent that
+-- A task spawned after parents is 'waiting' until each has ended. Its
+-- parents are dealt into slots (cafmq.child_waits, cafmq.child_slots), each
+-- counting its parents that have not ended; parents_left counts the slots
+-- not yet at zero. The statement that ends a parent (complete, fail,
+-- cancel, ...) counts its slot down in the same transaction; the one that
+-- brings a slot to zero counts the child's row down, and the one that
+-- brings that to zero makes the child pending (cafmq.release_children).
+-- So a fan-in's parents, completed at the same moment by many runners,
+-- wait for each other only within a slot, and the child's row is written
+-- once per slot, not once per parent. A parent that
 -- fails or is cancelled ends a child whose on_parent_failure is 'cancel';
 -- one whose policy is 'run' still runs when every parent has ended.
 -- has_children marks a parent, so that ending a task without children
@@ -76,10 +82,20 @@ SELECT l.channel_name, l.state, count(*) AS tasks,
 CREATE TABLE cafmq.task_parents (
   child uuid NOT NULL,
   parent uuid NOT NULL,
+  slot smallint NOT NULL CHECK (slot >= 0),
   PRIMARY KEY (child, parent),
   CHECK (child <> parent)
 );
 CREATE INDEX task_parents_parent ON cafmq.task_parents (parent);
+
+-- Per waiting child and slot, how many of the slot's parents have not
+-- ended; a child's rows go when it is ready or ends.
+CREATE TABLE cafmq.child_waits (
+  child uuid NOT NULL,
+  slot smallint NOT NULL,
+  parents_left integer NOT NULL CHECK (parents_left >= 0),
+  PRIMARY KEY (child, slot)
+);
 
 -- How each parent ended, kept while a child of it may still run and read it
 -- (current_task::parent_results), whatever the history's retention.

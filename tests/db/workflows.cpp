@@ -308,7 +308,17 @@ CAF_TEST(two pollers completing a fan in concurrently ready its child once) {
   auto sum = task("sum").after(parents);
   xs.push_back(sum);
   spawn_or_throw(*conn, xs);
-  CAF_CHECK_EQUAL(parents_left(id_of(sum)), 400);
+  // 400 parents dealt into 128 slots (3 or 4 each): the child's row
+  // counts the slots.
+  CAF_CHECK_EQUAL(parents_left(id_of(sum)), 128);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT sum(parents_left) FROM "
+                                   "cafmq.child_waits WHERE child = '"
+                                   + text(id_of(sum)) + "'"),
+                  400);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT min(parents_left) FROM "
+                                   "cafmq.child_waits WHERE child = '"
+                                   + text(id_of(sum)) + "'"),
+                  3);
   auto drain = [&] {
     auto mine = poller();
     for (;;) {
@@ -330,6 +340,8 @@ CAF_TEST(two pollers completing a fan in concurrently ready its child once) {
                   400);
   CAF_CHECK_EQUAL(state_of(*conn, id_of(sum)), "pending");
   CAF_CHECK_EQUAL(parents_left(id_of(sum)), 0);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.child_waits"),
+                  0);
   auto t = claim_one("sum");
   CAF_CHECK_EQUAL(current_task(t, nullptr).parent_results().size(), 400u);
 }

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <thread>
 
+#include "cafmq/workflow.hpp"
 #include "support/db_fixture.hpp"
 #include "support/process.hpp"
 #include "support/queue_helpers.hpp"
@@ -102,6 +103,55 @@ CAF_TEST(
   CAF_CHECK_EQUAL(count("max_attempts = 3 AND id NOT IN (SELECT id FROM "
                         "e2e_starts WHERE node = 'victim')"),
                   n - 4);
+}
+
+CAF_TEST(
+  a workflow whose runner is killed mid parent finishes once in another) {
+  create_e2e_ledgers(*conn);
+  // The parent works for a minute in its first attempt: the victim is
+  // killed in the middle of it. Its children wait meanwhile.
+  workflow w;
+  auto parent = w.add(spawn_builder{"hold"}.retries(1).raw_json("60000"));
+  auto left = w.add(spawn_builder{"record"}.json(1), {parent});
+  auto right = w.add(spawn_builder{"record"}.json(2), {parent});
+  w.add(spawn_builder{"record"}.json(3), {left, right});
+  CAF_REQUIRE(w.spawn(*conn));
+  scratch dir;
+  auto victim = start_pid_runner(url, "victim", dir.path("victim.pid"));
+  reaper guard;
+  auto pid = std::stoi(dir.wait_for("victim.pid"));
+  guard.pids.push_back(pid);
+  for (int i = 0;
+       i < 3000 && query_value<int>("SELECT count(*) FROM e2e_starts") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  CAF_REQUIRE_EQUAL(query_value<int>("SELECT count(*) FROM e2e_starts"), 1);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "state = 'waiting'"),
+                  3);
+  auto heir = start_pid_runner(url, "heir", dir.path("heir.pid"));
+  guard.pids.push_back(std::stoi(dir.wait_for("heir.pid")));
+  CAF_REQUIRE_EQUAL(kill(pid, SIGKILL), 0);
+  std::string output;
+  CAF_CHECK_NOT_EQUAL(finish_process(victim, output), 0);
+  CAF_CHECK_EQUAL(finish_process(heir, output), 0);
+  CAF_MESSAGE(output);
+  // The ledger: the parent completed once (its second attempt, in the
+  // heir), each child once, after it.
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM e2e_runs"), 4);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(DISTINCT id) FROM e2e_runs"),
+                  4);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT attempt FROM e2e_runs WHERE id = '"
+                                   + to_string(parent) + "'"),
+                  2);
+  CAF_CHECK(query_value<bool>(
+    "SELECT min(c.started) >= p.finished FROM e2e_runs c, e2e_runs p WHERE "
+    "p.id = '"
+    + to_string(parent) + "' AND c.id <> p.id GROUP BY p.finished"));
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "workflow_id = '"
+                                   + to_string(w.id())
+                                   + "' AND state = 'completed'"),
+                  4);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -190,9 +190,8 @@ void wait_until_drained() {
       if (!conn || !conn->is_open())
         conn = std::make_unique<pqxx::connection>(url);
       pqxx::nontransaction tx{*conn};
-      auto live = tx.exec1("SELECT count(*) FROM cafmq.tasks WHERE state IN "
-                           "('pending', 'running', 'uncommitted')")[0]
-                    .as<long>();
+      auto live
+        = tx.exec1("SELECT count(*) FROM cafmq.tasks_live")[0].as<long>();
       if (live == 0)
         return;
     } catch (const std::exception&) {
