@@ -551,4 +551,41 @@ CAF_TEST(a batch runs on_success once when all completed and on_finish once when
                   "cancelled");
 }
 
+CAF_TEST(a readied child is claimed by its priority and its channel pause) {
+  auto a = task("a");
+  auto urgent = task("c").channel_name("x").priority(5).after({id_of(a)});
+  spawn_or_throw(*conn, {a, urgent});
+  spawn_or_throw(*conn, {spawn_builder{"c"}.channel_name("x")});
+  CAF_REQUIRE(pause(*conn, pause_kind::channel, "x"));
+  complete(claim_one("a"));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(urgent)), "pending");
+  // Paused: ready, but not claimed.
+  CAF_CHECK(claim({"c"}).tasks.empty());
+  CAF_REQUIRE(resume(*conn, pause_kind::channel, "x"));
+  // The waiting task readied later runs first: its priority.
+  auto got = claim({"c"}, 1);
+  CAF_REQUIRE_EQUAL(got.tasks.size(), 1u);
+  CAF_CHECK_EQUAL(got.tasks[0].id, id_of(urgent));
+}
+
+CAF_TEST(
+  a deadline counts from the spawn and ends a child that waited past it) {
+  auto a = task("a");
+  auto late = task("late")
+                .after({id_of(a)})
+                .deadline(spawn_builder::clock::now() + std::chrono::hours{1});
+  spawn_or_throw(*conn, {a, late});
+  // An hour passes while it waits.
+  pqxx::nontransaction{*conn}.exec0(
+    "UPDATE cafmq.tasks_live SET deadline = now() - interval '1 s' WHERE "
+    "name = 'late'");
+  complete(claim_one("a"));
+  auto got = claim({"late"});
+  CAF_CHECK(got.tasks.empty());
+  CAF_REQUIRE_EQUAL(got.ended.size(), 1u);
+  CAF_CHECK_EQUAL(got.ended[0].state, "failed");
+  CAF_CHECK_EQUAL(last_error(id_of(late)),
+                  "deadline passed before the task ran");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
