@@ -185,6 +185,12 @@ BEGIN
       v.id, v.policy USING ERRCODE = 'invalid_parameter_value';
   END IF;
   SELECT s.id INTO v FROM unnest(p_specs) s
+   WHERE array_position(s.parents, NULL) IS NOT NULL LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'cafmq.spawn: a parent of task % is NULL', v.id
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT s.id INTO v FROM unnest(p_specs) s
    WHERE s.id = ANY (s.parents) LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'cafmq.spawn: task % depends on itself', v.id
@@ -1368,10 +1374,11 @@ BEGIN
   END IF;
   v_earlier := ARRAY(SELECT DISTINCT e.parent FROM cafmq.task_parents e
                       WHERE e.child IN (SELECT unnest(v_children))
-                        AND (p_created IS NULL
-                             OR e.parent NOT IN (SELECT unnest(p_created)))
-                        AND e.parent NOT IN (SELECT s.id
-                                               FROM unnest(p_specs) s));
+                        AND CASE WHEN p_created IS NULL
+                              THEN e.parent NOT IN (SELECT s.id
+                                                      FROM unnest(p_specs) s)
+                              ELSE e.parent NOT IN (SELECT unnest(p_created))
+                            END);
   IF cardinality(v_earlier) = 0 THEN
     RETURN;
   END IF;
@@ -1382,7 +1389,8 @@ BEGIN
    WHERE t.id = ANY (v_live) AND NOT t.has_children;
   IF cardinality(v_live) < cardinality(v_earlier) THEN
     PERFORM cafmq.release_children(
-      ARRAY(SELECT x FROM unnest(v_earlier) x WHERE NOT x = ANY (v_live)),
+      ARRAY(SELECT x FROM unnest(v_earlier) x
+             WHERE x NOT IN (SELECT unnest(v_live))),
       v_children);
   END IF;
 END
@@ -1775,6 +1783,13 @@ BEGIN
         END IF;
         v_task.worker := NULL; -- set in the history only
         v_task.state := 'pending';
+        IF v_task.parents_left IS NOT NULL THEN
+          -- A child waits for its parents that are live.
+          v_task.parents_left := cafmq.wait_again(v.id);
+          IF v_task.parents_left > 0 THEN
+            v_task.state := 'waiting';
+          END IF;
+        END IF;
         v_task.run_at := now();
         v_task.finished_at := NULL;
         v_task.cancel_requested := false;
@@ -1836,14 +1851,22 @@ DECLARE
   v_revived uuid[] := '{}';
   v_parents uuid[] := '{}';
   v_id uuid;
-  v_slots integer;
 BEGIN
+  FOR v_id IN
+    SELECT DISTINCT e.child FROM cafmq.task_parents e
+      JOIN cafmq.tasks_live c ON c.id = e.child
+     WHERE e.parent = ANY (p_parents) AND c.state IN ('waiting', 'uncommitted')
+     ORDER BY 1
+  LOOP
+    UPDATE cafmq.tasks_live t SET parents_left = cafmq.wait_again(v_id)
+     WHERE t.id = v_id;
+  END LOOP;
   FOR v_id IN
     SELECT DISTINCT h.id
       FROM cafmq.task_parents e
       JOIN cafmq.tasks_history h ON h.id = e.child
      WHERE e.parent = ANY (p_parents) AND h.state = 'cancelled'
-       AND h.last_error LIKE 'parent ' || e.parent || ' %'
+       AND h.last_error LIKE 'parent %'
        AND NOT EXISTS (
          SELECT 1 FROM cafmq.task_parents o
            JOIN cafmq.parent_results r ON r.id = o.parent
@@ -1856,15 +1879,7 @@ BEGIN
     RETURNING t.* INTO v_task;
     CONTINUE WHEN NOT FOUND;
     v_task.state := 'waiting';
-    -- Its slots count the parents that are live again.
-    DELETE FROM cafmq.child_waits w WHERE w.child = v_id;
-    INSERT INTO cafmq.child_waits (child, slot, parents_left)
-    SELECT o.child, o.slot, count(*) FROM cafmq.task_parents o
-     WHERE o.child = v_id
-       AND EXISTS (SELECT 1 FROM cafmq.tasks_live l WHERE l.id = o.parent)
-     GROUP BY 1, 2;
-    GET DIAGNOSTICS v_slots = ROW_COUNT;
-    v_task.parents_left := v_slots;
+    v_task.parents_left := cafmq.wait_again(v_id);
     v_task.finished_at := NULL;
     v_task.cancel_requested := false;
     v_task.last_error := NULL;
@@ -1970,7 +1985,7 @@ BEGIN
                        (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
-           coalesce(o.id = ANY (v_parents), false), o.workflow_id
+           o.id IN (SELECT unnest(v_parents)), o.workflow_id
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
     IF v_parents IS NOT NULL THEN
@@ -2009,7 +2024,7 @@ BEGIN
                        (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
-           coalesce(o.id = ANY (v_parents), false), o.workflow_id
+           o.id IN (SELECT unnest(v_parents)), o.workflow_id
       FROM (SELECT * FROM s ORDER BY s.ordinality) o
     ON CONFLICT (unique_key)
       WHERE unique_key IS NOT NULL
@@ -2262,6 +2277,27 @@ CREATE FUNCTION cafmq.time_ordered_uuid() RETURNS uuid
                          * 4096 / 1000), 3, '0')
           || substr(replace(gen_random_uuid()::text, '-', ''), 17, 16))::uuid
     FROM clock_timestamp() c
+$$;
+
+CREATE FUNCTION cafmq.wait_again(p_child uuid) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_live uuid[];
+  v_slots integer;
+BEGIN
+  v_live := ARRAY(SELECT l.id FROM cafmq.tasks_live l
+                   WHERE l.id IN (SELECT e.parent FROM cafmq.task_parents e
+                                   WHERE e.child = p_child)
+                   ORDER BY l.id FOR KEY SHARE);
+  DELETE FROM cafmq.child_waits w WHERE w.child = p_child;
+  INSERT INTO cafmq.child_waits (child, slot, parents_left)
+  SELECT e.child, e.slot, count(*) FROM cafmq.task_parents e
+   WHERE e.child = p_child AND e.parent = ANY (v_live)
+   GROUP BY 1, 2;
+  GET DIAGNOSTICS v_slots = ROW_COUNT;
+  RETURN v_slots;
+END
 $$;
 
 CREATE TABLE cafmq.channel_limits (

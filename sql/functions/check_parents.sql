@@ -21,6 +21,12 @@ BEGIN
       v.id, v.policy USING ERRCODE = 'invalid_parameter_value';
   END IF;
   SELECT s.id INTO v FROM unnest(p_specs) s
+   WHERE array_position(s.parents, NULL) IS NOT NULL LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'cafmq.spawn: a parent of task % is NULL', v.id
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  SELECT s.id INTO v FROM unnest(p_specs) s
    WHERE s.id = ANY (s.parents) LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'cafmq.spawn: task % depends on itself', v.id

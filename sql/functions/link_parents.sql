@@ -56,10 +56,11 @@ BEGIN
   END IF;
   v_earlier := ARRAY(SELECT DISTINCT e.parent FROM cafmq.task_parents e
                       WHERE e.child IN (SELECT unnest(v_children))
-                        AND (p_created IS NULL
-                             OR e.parent NOT IN (SELECT unnest(p_created)))
-                        AND e.parent NOT IN (SELECT s.id
-                                               FROM unnest(p_specs) s));
+                        AND CASE WHEN p_created IS NULL
+                              THEN e.parent NOT IN (SELECT s.id
+                                                      FROM unnest(p_specs) s)
+                              ELSE e.parent NOT IN (SELECT unnest(p_created))
+                            END);
   IF cardinality(v_earlier) = 0 THEN
     RETURN;
   END IF;
@@ -70,7 +71,8 @@ BEGIN
    WHERE t.id = ANY (v_live) AND NOT t.has_children;
   IF cardinality(v_live) < cardinality(v_earlier) THEN
     PERFORM cafmq.release_children(
-      ARRAY(SELECT x FROM unnest(v_earlier) x WHERE NOT x = ANY (v_live)),
+      ARRAY(SELECT x FROM unnest(v_earlier) x
+             WHERE x NOT IN (SELECT unnest(v_live))),
       v_children);
   END IF;
 END

@@ -6,7 +6,8 @@
 -- error stays. Returns one row per id asked for: 'retried', 'unknown',
 -- the state a live or completed task is in, 'deadline passed', or
 -- 'unique key held' (a live task holds its unique key now). A retried task
--- moves from the history back to the live table, and the children it had
+-- moves from the history back to the live table (a child whose parents are
+-- not all ended waits for them: cafmq.wait_again), and the children it had
 -- cancelled wait for it again (cafmq.revive_children).
 CREATE OR REPLACE FUNCTION cafmq.retry(p_ids uuid[])
  RETURNS TABLE(id uuid, outcome text)
@@ -43,6 +44,13 @@ BEGIN
         END IF;
         v_task.worker := NULL; -- set in the history only
         v_task.state := 'pending';
+        IF v_task.parents_left IS NOT NULL THEN
+          -- A child waits for its parents that are live.
+          v_task.parents_left := cafmq.wait_again(v.id);
+          IF v_task.parents_left > 0 THEN
+            v_task.state := 'waiting';
+          END IF;
+        END IF;
         v_task.run_at := now();
         v_task.finished_at := NULL;
         v_task.cancel_requested := false;

@@ -1,10 +1,15 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 
--- After a retry made p_parents live again: each child that one of them
--- had cancelled (its last error begins "parent <that id> "), and that no
--- other failed or cancelled parent would cancel again, moves from the
--- history back to the live table, waiting for its parents that are not
--- completed, with its children in turn. Returns the ids revived.
+-- After a retry made p_parents live again, their children wait for them
+-- again:
+--   - a child still waiting (one that runs after failures, or one that
+--     waits for other parents too) recounts its slots (cafmq.wait_again):
+--     the retried parent's ending was counted already;
+--   - a child cancelled by a parent's failure (its last error begins
+--     "parent "), none of whose parents is failed or cancelled and not live
+--     again, moves from the history back to the live table, waiting, with
+--     its children in turn.
+-- Returns the ids revived.
 CREATE OR REPLACE FUNCTION cafmq.revive_children(p_parents uuid[])
  RETURNS uuid[]
  LANGUAGE plpgsql
@@ -14,14 +19,22 @@ DECLARE
   v_revived uuid[] := '{}';
   v_parents uuid[] := '{}';
   v_id uuid;
-  v_slots integer;
 BEGIN
+  FOR v_id IN
+    SELECT DISTINCT e.child FROM cafmq.task_parents e
+      JOIN cafmq.tasks_live c ON c.id = e.child
+     WHERE e.parent = ANY (p_parents) AND c.state IN ('waiting', 'uncommitted')
+     ORDER BY 1
+  LOOP
+    UPDATE cafmq.tasks_live t SET parents_left = cafmq.wait_again(v_id)
+     WHERE t.id = v_id;
+  END LOOP;
   FOR v_id IN
     SELECT DISTINCT h.id
       FROM cafmq.task_parents e
       JOIN cafmq.tasks_history h ON h.id = e.child
      WHERE e.parent = ANY (p_parents) AND h.state = 'cancelled'
-       AND h.last_error LIKE 'parent ' || e.parent || ' %'
+       AND h.last_error LIKE 'parent %'
        AND NOT EXISTS (
          SELECT 1 FROM cafmq.task_parents o
            JOIN cafmq.parent_results r ON r.id = o.parent
@@ -34,15 +47,7 @@ BEGIN
     RETURNING t.* INTO v_task;
     CONTINUE WHEN NOT FOUND;
     v_task.state := 'waiting';
-    -- Its slots count the parents that are live again.
-    DELETE FROM cafmq.child_waits w WHERE w.child = v_id;
-    INSERT INTO cafmq.child_waits (child, slot, parents_left)
-    SELECT o.child, o.slot, count(*) FROM cafmq.task_parents o
-     WHERE o.child = v_id
-       AND EXISTS (SELECT 1 FROM cafmq.tasks_live l WHERE l.id = o.parent)
-     GROUP BY 1, 2;
-    GET DIAGNOSTICS v_slots = ROW_COUNT;
-    v_task.parents_left := v_slots;
+    v_task.parents_left := cafmq.wait_again(v_id);
     v_task.finished_at := NULL;
     v_task.cancel_requested := false;
     v_task.last_error := NULL;

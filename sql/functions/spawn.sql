@@ -162,7 +162,7 @@ BEGIN
                        (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
-           coalesce(o.id = ANY (v_parents), false), o.workflow_id
+           o.id IN (SELECT unnest(v_parents)), o.workflow_id
       FROM unnest(v_specs) WITH ORDINALITY AS o
      ORDER BY o.ordinality;
     IF v_parents IS NOT NULL THEN
@@ -201,7 +201,7 @@ BEGIN
                        (SELECT count(DISTINCT p) FROM unnest(o.parents) p)) END,
            CASE WHEN cardinality(o.parents) > 0
                 THEN coalesce(o.on_parent_failure, 'cancel') END,
-           coalesce(o.id = ANY (v_parents), false), o.workflow_id
+           o.id IN (SELECT unnest(v_parents)), o.workflow_id
       FROM (SELECT * FROM s ORDER BY s.ordinality) o
     ON CONFLICT (unique_key)
       WHERE unique_key IS NOT NULL

@@ -218,6 +218,17 @@ CAF_TEST(bad parents are refused and nothing is written) {
   r = spawn_many(*conn, {a, self.after({id_of(self)})});
   CAF_CHECK(code(r) == errc::invalid_argument);
   CAF_CHECK(message(r).find("depends on itself") != std::string::npos);
+  auto refused_null = false;
+  try {
+    pqxx::nontransaction{*conn}.exec(
+      "SELECT * FROM cafmq.spawn(json_build_array(json_build_object('id', "
+      "gen_random_uuid(), 'name', 'z', 'channel_name', '', 'channel_args', "
+      "'', 'ordered', false, 'max_attempts', 1, 'backoff_us', 0, "
+      "'backoff_cap_us', 0, 'parents', json_build_array(NULL))))");
+  } catch (const pqxx::sql_error& e) {
+    refused_null = std::string{e.what()}.find("is NULL") != std::string::npos;
+  }
+  CAF_CHECK(refused_null);
   // A parent named later in the call: parents come first (no cycles).
   auto x = task("x"), y = task("y");
   x.after({id_of(y)});
@@ -586,6 +597,67 @@ CAF_TEST(
   CAF_CHECK_EQUAL(got.ended[0].state, "failed");
   CAF_CHECK_EQUAL(last_error(id_of(late)),
                   "deadline passed before the task ran");
+}
+
+CAF_TEST(a retried parent counts again for a child that still waits) {
+  batch b;
+  auto m1 = b.add(spawn_builder{"m1"}.retries(0));
+  auto m2 = b.add(spawn_builder{"m2"});
+  b.on_finish(spawn_builder{"end"});
+  CAF_REQUIRE(b.spawn(*conn));
+  fail(claim_one("m1"), "once");
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT state::text FROM "
+                                           "cafmq.tasks WHERE name = 'end'"),
+                  "waiting");
+  CAF_REQUIRE(retry(*conn, {m1}));
+  complete(claim_one("m1"));
+  CAF_CHECK_EQUAL(query_value<std::string>("SELECT state::text FROM "
+                                           "cafmq.tasks WHERE name = 'end'"),
+                  "waiting");
+  complete(claim_one("m2"));
+  auto end = claim_one("end");
+  CAF_CHECK_EQUAL(
+    count_ends(current_task{end, nullptr}.parent_results()).completed, 2);
+  CAF_CHECK(state_of(*conn, m2) == "completed");
+}
+
+CAF_TEST(parents retried one at a time revive the child both had cancelled) {
+  auto p1 = task("p1").retries(0), p2 = task("p2").retries(0);
+  auto c = task("c").after({id_of(p1), id_of(p2)});
+  spawn_or_throw(*conn, {p1, p2, c});
+  auto got = claim({"p1", "p2"});
+  CAF_REQUIRE_EQUAL(got.tasks.size(), 2u);
+  for (const auto& t : got.tasks)
+    fail(t, "down");
+  CAF_REQUIRE(retry(*conn, {id_of(p1)}));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c)), "cancelled");
+  CAF_REQUIRE(retry(*conn, {id_of(p2)}));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c)), "waiting");
+  CAF_CHECK_EQUAL(parents_left(id_of(c)), 2);
+}
+
+CAF_TEST(a child retried by hand waits for its parents that are live) {
+  auto a = task("a");
+  auto c = task("c").after({id_of(a)});
+  spawn_or_throw(*conn, {a, c});
+  CAF_CHECK_EQUAL(
+    query_value<std::string>("SELECT cafmq.cancel('" + text(id_of(c)) + "')"),
+    "cancelled");
+  CAF_REQUIRE(retry(*conn, {id_of(c)}));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c)), "waiting");
+  complete(claim_one("a"));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c)), "pending");
+}
+
+CAF_TEST(a spawn again of a parent with its id and unique key links its child) {
+  auto p = task("p").unique_key("only");
+  spawn_or_throw(*conn, {p});
+  auto c = task("c").after({id_of(p)});
+  auto res = spawn_or_throw(*conn, {p, c});
+  CAF_CHECK(!res[0].created);
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c)), "waiting");
+  complete(claim_one("p"));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c)), "pending");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
