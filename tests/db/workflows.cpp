@@ -72,6 +72,22 @@ struct workflow_fixture : db_fixture {
                                     + text(id) + "'");
   }
 
+  // Whether cafmq.spawn(json) refuses one spec with the extra fields
+  // `fields` with an error that says `why`.
+  bool sql_spawn_refused(const std::string& fields, const std::string& why) {
+    try {
+      pqxx::nontransaction{*conn}.exec(
+        "SELECT * FROM cafmq.spawn(json_build_array(json_build_object('id', "
+        "gen_random_uuid(), 'name', 'z', 'channel_name', '', 'channel_args', "
+        "'', 'ordered', false, 'max_attempts', 1, 'backoff_us', 0, "
+        "'backoff_cap_us', 0, "
+        + fields + ")))");
+    } catch (const pqxx::sql_error& e) {
+      return std::string{e.what()}.find(why) != std::string::npos;
+    }
+    return false;
+  }
+
   int task_count() {
     return query_value<int>("SELECT count(*) FROM cafmq.tasks");
   }
@@ -218,17 +234,7 @@ CAF_TEST(bad parents are refused and nothing is written) {
   r = spawn_many(*conn, {a, self.after({id_of(self)})});
   CAF_CHECK(code(r) == errc::invalid_argument);
   CAF_CHECK(message(r).find("depends on itself") != std::string::npos);
-  auto refused_null = false;
-  try {
-    pqxx::nontransaction{*conn}.exec(
-      "SELECT * FROM cafmq.spawn(json_build_array(json_build_object('id', "
-      "gen_random_uuid(), 'name', 'z', 'channel_name', '', 'channel_args', "
-      "'', 'ordered', false, 'max_attempts', 1, 'backoff_us', 0, "
-      "'backoff_cap_us', 0, 'parents', json_build_array(NULL))))");
-  } catch (const pqxx::sql_error& e) {
-    refused_null = std::string{e.what()}.find("is NULL") != std::string::npos;
-  }
-  CAF_CHECK(refused_null);
+  CAF_CHECK(sql_spawn_refused("'parents', json_build_array(NULL)", "is NULL"));
   // A parent named later in the call: parents come first (no cycles).
   auto x = task("x"), y = task("y");
   x.after({id_of(y)});
@@ -236,19 +242,9 @@ CAF_TEST(bad parents are refused and nothing is written) {
   CAF_CHECK(code(r) == errc::invalid_argument);
   CAF_CHECK(message(r).find("comes after it") != std::string::npos);
   // From SQL, a policy it does not know.
-  auto refused = false;
-  try {
-    pqxx::nontransaction{*conn}.exec(
-      "SELECT * FROM cafmq.spawn(json_build_array(json_build_object('id', "
-      "gen_random_uuid(), 'name', 'z', 'channel_name', '', 'channel_args', "
-      "'', 'ordered', false, 'max_attempts', 1, 'backoff_us', 0, "
-      "'backoff_cap_us', 0, 'parents', json_build_array('"
-      + text(id_of(a)) + "'), 'on_parent_failure', 'ignore')))");
-  } catch (const pqxx::sql_error& e) {
-    refused = std::string{e.what()}.find("must be cancel or run")
-              != std::string::npos;
-  }
-  CAF_CHECK(refused);
+  CAF_CHECK(sql_spawn_refused("'parents', json_build_array('" + text(id_of(a))
+                                + "'), 'on_parent_failure', 'ignore'",
+                              "must be cancel or run"));
   CAF_CHECK_EQUAL(task_count(), before);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.task_parents"),
                   0);

@@ -115,9 +115,10 @@ private:
 
   static std::vector<MetricFamily>
   families(const std::vector<queue_stat>& stats) {
-    auto depth = gauge("cafmq_queue_depth",
-                       "Live tasks (uncommitted, waiting, pending, running) per "
-                       "channel and state");
+    auto depth
+      = gauge("cafmq_queue_depth",
+              "Live tasks (uncommitted, waiting, pending, running) per "
+              "channel and state");
     auto ready = gauge("cafmq_queue_ready",
                        "Pending tasks that may run now, per channel");
     auto age = gauge("cafmq_queue_oldest_pending_age_seconds",
