@@ -20,7 +20,8 @@ CREATE TYPE cafmq.claim_row AS (
 	wait interval,
 	ended text,
 	error text,
-	parents text
+	parents text,
+	workflow_id uuid
 );
 
 CREATE TYPE cafmq.spawn_spec AS (
@@ -645,7 +646,8 @@ BEGIN
     RETURNING t.id, t.name, t.channel_name::text AS channel_name,
               t.channel_args::text AS channel_args, t.attempt,
               t.max_attempts, t.ordered, t.timeout, t.deadline,
-              t.payload_json, t.payload_bytes, t.finished_at, t.parents_left)
+              t.payload_json, t.payload_bytes, t.finished_at, t.parents_left,
+              t.workflow_id)
   SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
          c.max_attempts, c.ordered, c.timeout, c.deadline,
          c.payload_json::text, c.payload_bytes, NULL::text, NULL::text,
@@ -657,7 +659,8 @@ BEGIN
                    ORDER BY r.finished_at, r.id)::text
               FROM cafmq.task_parents e
               JOIN cafmq.parent_results r ON r.id = e.parent
-             WHERE e.child = c.id) END
+             WHERE e.child = c.id) END,
+         c.workflow_id
     FROM claimed c
    WHERE c.finished_at IS NULL;
   GET DIAGNOSTICS v_running = ROW_COUNT;
@@ -687,7 +690,8 @@ BEGIN
     SELECT t.id, t.name, t.channel_name::text, t.channel_args::text,
            t.attempt, t.max_attempts, t.ordered, NULL::interval,
            NULL::timestamptz, NULL::text, NULL::bytea, NULL::text, NULL::text,
-           NULL::interval, t.state::text, t.last_error, NULL::text
+           NULL::interval, t.state::text, t.last_error, NULL::text,
+           t.workflow_id
       FROM moved t;
     PERFORM cafmq.notify_ready(ARRAY(
       SELECT t.channel_name FROM cafmq.tasks_history t

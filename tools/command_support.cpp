@@ -88,17 +88,15 @@ void print_attempts(const std::vector<attempt_record>& xs) {
   }
 }
 
-// One line of text at most `n` characters long.
 void print_cancel_counts(const context& ctx, const cancel_counts& x) {
   if (ctx.json)
-    std::cout
-      << json{{"cancelled", x.cancelled}, {"requested", x.requested}}.dump()
-      << '\n';
+    std::cout << cancel_counts_json(x).dump() << '\n';
   else
     std::cout << "cancelled " << x.cancelled << ", asked " << x.requested
               << " running to stop\n";
 }
 
+// One line of text at most `n` characters long.
 std::string clip(std::string x, size_t n) {
   for (auto& c : x)
     if (c == '\n' || c == '\r' || c == '\t')

@@ -38,11 +38,13 @@ connection:
   --secret=S            shared secret (default: CAFMQ_NODE_SECRET)
   --certificate=F --key=F --cafile=F [--passphrase=S]   mutual TLS
   --timeout=D           bound of each request (default 30s; stop: 5m)
-events:   --channel=C | --task=T   filter;  --for=D   listen this long
+events:   --channel=C | --task=T | --workflow=W   filter;  --for=D   listen
+          this long
 spawn:    --json=J --bytes=S --channel=C --args=A --id=UUID --delay=D
           --retries=N --backoff=D --backoff-cap=D --ordered[=true|false]
           --priority=N
           --commit-interval=D --task-timeout=D --unique-key=K
+          --after=ID[,ID...] --on-parent-failure=cancel|run --workflow=W
 durations: 250ms, 30s, 5m, 2h, 1d (a plain number is seconds)
 )";
 
@@ -100,6 +102,8 @@ void print_event(const task_event& x) {
             << " attempt=" << x.attempt << " node=" << x.node;
   if (!x.worker.empty())
     std::cout << " worker=" << x.worker;
+  if (x.workflow)
+    std::cout << " workflow=" << to_string(*x.workflow);
   if (x.kind == task_event::failed)
     std::cout << " retryable=" << (x.retryable ? "true" : "false");
   if (!x.error.empty())
@@ -156,6 +160,25 @@ caf::error make_spawn(const arguments& args, spawn_request& req) {
     if (*x != "true" && *x != "false")
       return bad("--ordered takes true or false, got " + *x);
     req.ordered = *x == "true";
+  }
+  if (auto x = args.get("after")) {
+    std::string rest = *x;
+    for (size_t at = 0; at <= rest.size();) {
+      auto comma = std::min(rest.find(',', at), rest.size());
+      auto id = uuid::parse(rest.substr(at, comma - at));
+      if (!id)
+        return bad("--after takes task ids separated by commas, got " + *x);
+      req.parents.push_back(*id);
+      at = comma + 1;
+    }
+  }
+  if (auto x = args.get("on-parent-failure"))
+    req.on_parent_failure = *x; // The runtime checks it.
+  if (auto x = args.get("workflow")) {
+    auto id = uuid::parse(*x);
+    if (!id)
+      return bad("--workflow is not a workflow id: " + *x);
+    req.workflow = *id;
   }
   for (auto [key, out] :
        {std::pair{"delay", &req.delay}, std::pair{"backoff", &req.backoff},
@@ -256,6 +279,12 @@ int run(caf::actor_system& sys, const node_actor& node, const arguments& args,
       filter = {event_filter::channel_name, *x};
     else if (auto y = args.get("task"))
       filter = {event_filter::task_name, *y};
+    else if (auto z = args.get("workflow")) {
+      auto id = uuid::parse(*z);
+      if (!id)
+        return usage("--workflow is not a workflow id: " + *z);
+      filter = {event_filter::workflow, to_string(*id)};
+    }
     auto limit = caf::timespan{std::chrono::hours{24 * 365}};
     if (auto x = args.get("for"))
       limit = *parse_duration(*x);

@@ -9,28 +9,13 @@
 #include <CLI/CLI.hpp>
 
 #include "cafmq/admin.hpp"
+#include "cafmq/status_json.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
 
 namespace cafmq::cli {
 
 namespace {
-
-json workflow_task_json(const workflow_task& x) {
-  auto parents = json::array();
-  for (const auto& p : x.parents)
-    parents.push_back(to_string(p));
-  return json{
-    {"id", to_string(x.id)},
-    {"name", x.name},
-    {"state", to_string(x.state)},
-    {"parents", parents},
-    {"on_parent_failure", x.parents.empty()
-                            ? json(nullptr)
-                            : json(x.runs_after_failure ? "run" : "cancel")},
-    {"result", x.result ? json::parse(*x.result) : json(nullptr)},
-    {"error", opt_json(x.error)}};
-}
 
 // The parents of `x`: by their places in the table (#1 is the first task),
 // in table order, then by id those that are not members.
@@ -66,11 +51,7 @@ int show_workflow(const context& ctx, const uuid& id) {
         return exit_not_found;
       }
       if (ctx.json) {
-        auto tasks = json::array();
-        for (const auto& x : *xs)
-          tasks.push_back(workflow_task_json(x));
-        std::cout << json{{"workflow", to_string(id)}, {"tasks", tasks}}.dump()
-                  << '\n';
+        std::cout << workflow_json(id, *xs).dump() << '\n';
         return exit_ok;
       }
       std::vector<std::vector<std::string>> rows{

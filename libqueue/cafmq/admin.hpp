@@ -91,6 +91,8 @@ struct task_detail {
   int lost_attempts = 0;
   /// Every attempt that started, oldest first (cafmq.task_attempts).
   std::vector<attempt_record> attempts;
+  /// The workflow it belongs to (`cafmq::workflow::id`), if any.
+  std::optional<uuid> workflow_id;
 };
 
 /// Looks one task up with its payload; `errc::unknown_task` if there is none.

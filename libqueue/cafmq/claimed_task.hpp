@@ -42,6 +42,8 @@ struct claimed_task {
   /// (read it with `current_task::parent_results`); none for a task without
   /// parents.
   std::optional<std::string> parents_json;
+  /// The workflow the task belongs to (`spawn_builder::workflow`), if any.
+  std::optional<uuid> workflow_id;
 };
 
 /// Names one attempt of a task: the fencing token of every write.

@@ -115,6 +115,11 @@ public:
     return parents_;
   }
 
+  /// The workflow set with `workflow(x)`, if any.
+  const std::optional<uuid>& workflow() const noexcept {
+    return workflow_;
+  }
+
   /// JSON payload from any type with `to_json`.
   template <class T>
   spawn_builder& json(const T& x) {
@@ -171,8 +176,8 @@ private:
 caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs);
 
-caf::expected<std::vector<spawn_result>>
 /// The same, in a transaction of its own on `conn`.
+caf::expected<std::vector<spawn_result>>
 spawn_many(pqxx::connection_base& conn, const std::vector<spawn_builder>& xs);
 
 } // namespace cafmq

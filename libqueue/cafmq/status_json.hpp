@@ -2,7 +2,9 @@
 #pragma once
 
 // A task's status as JSON: the one shape that `cafmq status`, `cafmq list`
-// and `cafmq watch` print with --json and the dashboard's API serves.
+// and `cafmq watch` print with --json and the dashboard's API serves; and a
+// workflow's tasks, as `cafmq workflow show --json` prints them and the
+// dashboard's graph reads them.
 
 #include <chrono>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cafmq/admin.hpp"
 #include "cafmq/task_status.hpp"
 #include "cafmq/uuid.hpp"
 
@@ -30,5 +33,14 @@ nlohmann::ordered_json status_json(const uuid& id, const task_status& x);
 /// what is unset is null. The one shape of `cafmq status --json` and the
 /// dashboard's task detail.
 nlohmann::ordered_json attempts_json(const std::vector<attempt_record>& xs);
+
+/// Workflow `id` and its tasks (workflow_tasks): {"workflow": id, "tasks":
+/// [{id, name, state, parents (ids), on_parent_failure ("cancel", "run", or
+/// null without parents), result (the stored JSON), error}]}.
+nlohmann::ordered_json workflow_json(const uuid& id,
+                                     const std::vector<workflow_task>& xs);
+
+/// What a bulk cancel did: {"cancelled": n, "requested": n}.
+nlohmann::ordered_json cancel_counts_json(const cancel_counts& x);
 
 } // namespace cafmq

@@ -147,6 +147,8 @@ caf::expected<task_detail> inspect_task(pqxx::connection_base& conn,
       result.payload_json = row["payload_json"].as<std::string>();
     if (!row["payload_bytes"].is_null())
       result.payload_bytes = row["payload_bytes"].as<std::int64_t>();
+    if (!row["workflow_id"].is_null())
+      result.workflow_id = uuid::parse(row["workflow_id"].c_str());
     for (const auto& a : tx.exec_params(sql::task_attempts, to_string(id))) {
       attempt_record x;
       x.attempt = a["attempt"].as<int>();

@@ -84,7 +84,8 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     payload_json = col("payload_json"), payload_bytes = col("payload_bytes"),
     cursor_name = col("cursor_name"), cursor_args = col("cursor_args"),
     wait_us = col("wait_us"), pickup_us = col("pickup_us"),
-    ended = col("ended"), error = col("error"), parents = col("parents");
+    ended = col("ended"), error = col("error"), parents = col("parents"),
+    workflow_id = col("workflow_id");
   for (const auto& row : rows) {
     if (row[id].is_null()) {
       result.cursor.channel_name = optional_text(row[cursor_name]);
@@ -102,6 +103,8 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
     task.attempt = row[attempt].as<int>();
     task.max_attempts = row[max_attempts].as<int>();
     task.ordered = row[ordered].as<bool>();
+    if (!row[workflow_id].is_null())
+      task.workflow_id = to_uuid(row[workflow_id]);
     if (!row[ended].is_null()) {
       result.ended.push_back({std::move(task), row[ended].c_str(),
                               optional_text(row[error]).value_or("")});

@@ -72,4 +72,28 @@ json attempts_json(const std::vector<attempt_record>& xs) {
   return result;
 }
 
+json cancel_counts_json(const cancel_counts& x) {
+  return json{{"cancelled", x.cancelled}, {"requested", x.requested}};
+}
+
+json workflow_json(const uuid& id, const std::vector<workflow_task>& xs) {
+  auto tasks = json::array();
+  for (const auto& x : xs) {
+    auto parents = json::array();
+    for (const auto& p : x.parents)
+      parents.push_back(to_string(p));
+    tasks.push_back(
+      json{{"id", to_string(x.id)},
+           {"name", x.name},
+           {"state", to_string(x.state)},
+           {"parents", std::move(parents)},
+           {"on_parent_failure",
+            x.parents.empty() ? json(nullptr)
+                              : json(x.runs_after_failure ? "run" : "cancel")},
+           {"result", x.result ? json::parse(*x.result) : json(nullptr)},
+           {"error", optional_value(x.error)}});
+  }
+  return json{{"workflow", to_string(id)}, {"tasks", std::move(tasks)}};
+}
+
 } // namespace cafmq

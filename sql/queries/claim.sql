@@ -11,7 +11,7 @@ SELECT c.id, c.name, c.channel_name, c.channel_args, c.attempt,
        extract(epoch FROM c.deadline - now()) * 1e6 AS deadline_in_us,
        c.payload_json, c.payload_bytes, c.cursor_name, c.cursor_args,
        extract(epoch FROM c.wait) * 1e6 AS wait_us, c.ended, c.error,
-       c.parents,
+       c.parents, c.workflow_id,
        CASE WHEN $10::integer > 0 AND c.id IS NOT NULL AND c.ended IS NULL
                  AND (hashtext(c.id::text) & 2147483647) % $10 = 0 THEN
          extract(epoch FROM now() - (SELECT t.run_at FROM cafmq.tasks_live t

@@ -319,13 +319,14 @@ CAF_TEST(a spawn being written holds the events of its task until reported) {
   auto other = in_channel("ok", "b");
   // The write commits and, before its report reaches the hub, the task
   // starts on the claim path while another task goes on.
+  using replies = std::vector<spawn_reply>;
   auto reply
-    = write_spawn(ctx, sink(), *resolved, [&]() -> expected<spawn_reply> {
+    = write_spawns(ctx, sink(), {*resolved}, [&]() -> expected<replies> {
         auto early = in_channel("patient", "ward");
         early.id = id;
         emit(sink(), {make_event(task_event::started, early, ctx),
                       make_event(task_event::started, other, ctx)});
-        return spawn_reply{id, true};
+        return replies{{id, true}};
       });
   CAF_REQUIRE(reply);
   settle();
@@ -351,12 +352,13 @@ CAF_TEST(a spawn that created nothing lets the held events go) {
   auto id = *resolved->builder.id();
   auto existing = in_channel("patient", "ward");
   // The unique key names a live task: nothing spawned, no `spawned` event.
+  using replies = std::vector<spawn_reply>;
   auto reply
-    = write_spawn(ctx, sink(), *resolved, [&]() -> expected<spawn_reply> {
+    = write_spawns(ctx, sink(), {*resolved}, [&]() -> expected<replies> {
         auto early = existing;
         early.id = id;
         emit(sink(), {make_event(task_event::started, early, ctx)});
-        return spawn_reply{existing.id, false};
+        return replies{{existing.id, false}};
       });
   CAF_REQUIRE(reply);
   settle();
@@ -366,7 +368,7 @@ CAF_TEST(a spawn that created nothing lets the held events go) {
   auto failed = resolve_spawn(ctx, req);
   CAF_REQUIRE(failed);
   auto lost = *failed->builder.id();
-  auto err = write_spawn(ctx, sink(), *failed, [&]() -> expected<spawn_reply> {
+  auto err = write_spawns(ctx, sink(), {*failed}, [&]() -> expected<replies> {
     auto early = existing;
     early.id = lost;
     emit(sink(), {make_event(task_event::started, early, ctx)});
@@ -375,6 +377,58 @@ CAF_TEST(a spawn that created nothing lets the held events go) {
   CAF_CHECK(!err);
   settle();
   CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::started, lost}}));
+}
+
+CAF_TEST(a spawn of many reports those it created with their workflow) {
+  start();
+  auto workflow = uuid::time_ordered();
+  subscribe({event_filter::workflow, to_string(workflow)});
+  auto& ctx = *state().ctx;
+  std::vector<named_spawn> xs;
+  for (auto key : {"first", "held", "third"}) {
+    spawn_request req;
+    req.name = "patient";
+    req.unique_key = key;
+    req.workflow = workflow;
+    if (!xs.empty())
+      req.parents = {*xs[0].builder.id()};
+    auto x = resolve_spawn(ctx, req);
+    CAF_REQUIRE(x);
+    xs.push_back(std::move(*x));
+  }
+  auto id = [&](size_t i) {
+    return *xs[i].builder.id();
+  };
+  auto holder = uuid::time_ordered();
+  using replies = std::vector<spawn_reply>;
+  // The second's key is held: spawned events for the first and the third,
+  // each naming the workflow; the filter lets them through.
+  auto reply = write_spawns(ctx, sink(), xs, [&]() -> expected<replies> {
+    return replies{{id(0), true}, {holder, false}, {id(2), true}};
+  });
+  CAF_REQUIRE(reply);
+  settle();
+  CAF_CHECK_EQUAL(book->seen(), (seen_t{{task_event::spawned, id(0)},
+                                        {task_event::spawned, id(2)}}));
+  for (auto& x : book->events)
+    CAF_CHECK(x.workflow && *x.workflow == workflow);
+  // A task of no workflow does not pass.
+  emit(sink(), {make_event(task_event::started, in_channel("ok", "b"), ctx)});
+  settle();
+  CAF_CHECK_EQUAL(book->events.size(), 2u);
+}
+
+CAF_TEST(a spawn request with a policy the runtime does not know is refused) {
+  start();
+  spawn_request req;
+  req.name = "patient";
+  req.parents = {uuid::time_ordered()};
+  req.on_parent_failure = "ignore";
+  auto x = resolve_spawn(*state().ctx, req);
+  CAF_REQUIRE(!x);
+  CAF_CHECK_EQUAL(code_of(x.error()), errc::invalid_argument);
+  req.on_parent_failure = "run";
+  CAF_CHECK(resolve_spawn(*state().ctx, req));
 }
 
 CAF_TEST(a hold whose writer vanished ends after the request timeout) {

@@ -61,6 +61,8 @@ stand_in_node(node_actor::stateful_pointer<node_log> self) {
     [=](spawn_atom, const spawn_request&) -> result<spawn_reply> {
       return no();
     },
+    [=](spawn_atom, const std::vector<spawn_request>&)
+      -> result<std::vector<spawn_reply>> { return no(); },
     [](subscribe_atom, const event_filter&, const event_actor&) {
       return true;
     },

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -363,6 +364,99 @@ CAF_TEST(bad spawns get clear errors and write nothing) {
   CAF_REQUIRE(r5);
   CAF_CHECK(!r5->created);
   CAF_CHECK_EQUAL(r5->id, r4->id);
+}
+
+CAF_TEST(a remote client spawns a workflow and follows its events) {
+  node_process n{args()};
+  client c;
+  auto node = connect(c, n);
+  auto workflow = uuid::time_ordered();
+  caf::scoped_actor events{*c.sys};
+  auto live = false;
+  events
+    ->request(node, 10s, subscribe_atom::value,
+              event_filter{event_filter::workflow, to_string(workflow)},
+              caf::actor_cast<event_actor>(events))
+    .receive([&](bool x) { live = x; },
+             [&](caf::error& err) { CAF_FAIL(render(err)); });
+  CAF_REQUIRE(live);
+  // A task outside the workflow: none of its events pass the filter.
+  auto outside = spawn_echo(c, node, "");
+  CAF_REQUIRE(outside);
+  // A and B (which fails); C after both, run even after a failure; D after
+  // B, cancelled by its failure. In one transaction.
+  auto request = [&](const char* name, std::vector<uuid> parents = {}) {
+    spawn_request x;
+    x.name = name;
+    x.id = uuid::time_ordered();
+    x.workflow = workflow;
+    x.parents = std::move(parents);
+    return x;
+  };
+  auto a = request("echo");
+  a.json = R"({"step": "a"})";
+  auto b = request("fail");
+  auto cc = request("echo", {*a.id, *b.id});
+  cc.on_parent_failure = "run";
+  auto d = request("echo", {*b.id});
+  auto spawn_all = [&](const std::vector<spawn_request>& xs) {
+    return ask_node<std::vector<spawn_reply>>(*c.sys, node, 10s,
+                                              spawn_atom::value, xs);
+  };
+  auto replies = spawn_all({a, b, cc, d});
+  CAF_REQUIRE(replies);
+  CAF_REQUIRE_EQUAL(replies->size(), 4u);
+  for (size_t i = 0; i < 4; ++i)
+    CAF_CHECK((*replies)[i].created);
+  CAF_CHECK_EQUAL((*replies)[2].id, *cc.id);
+  // Spawned (4), A started and completed, B started and failed, C started
+  // and completed; D ends in the database, without an event of this node.
+  std::map<uuid, std::vector<task_event::kind_t>> seen;
+  auto done = false;
+  while (!done) {
+    events->receive(
+      [&](event_atom, const std::vector<task_event>& xs) {
+        for (auto& x : xs) {
+          CAF_CHECK(x.workflow && *x.workflow == workflow);
+          CAF_CHECK_NOT_EQUAL(x.id, outside->id);
+          seen[x.id].push_back(x.kind);
+          if (x.id == *cc.id && x.kind == task_event::completed)
+            done = true;
+        }
+      },
+      caf::after(120s) >> [&] { CAF_FAIL("no events within 120 s"); });
+  }
+  using k = task_event;
+  using kinds = std::vector<task_event::kind_t>;
+  CAF_CHECK_EQUAL(seen[*a.id], (kinds{k::spawned, k::started, k::completed}));
+  CAF_CHECK_EQUAL(seen[*b.id], (kinds{k::spawned, k::started, k::failed}));
+  CAF_CHECK_EQUAL(seen[*cc.id], (kinds{k::spawned, k::started, k::completed}));
+  CAF_CHECK_EQUAL(seen[*d.id], (kinds{k::spawned}));
+  CAF_CHECK_EQUAL(query_value<std::string>(
+                    "SELECT state || ': ' || last_error FROM cafmq.tasks "
+                    "WHERE id = '"
+                    + to_string(*d.id) + "'"),
+                  "cancelled: parent " + to_string(*b.id)
+                    + " failed: cafmq::handler_failed: no");
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE "
+                                   "workflow_id = '"
+                                   + to_string(workflow) + "'"),
+                  4);
+  // All or nothing: a request after an unknown parent, or with a policy
+  // the runtime does not know, refuses the whole spawn.
+  auto before = count_tasks();
+  auto good = request("echo");
+  auto orphan = request("echo", {uuid::time_ordered()});
+  auto r1 = spawn_all({good, orphan});
+  CAF_REQUIRE(!r1);
+  CAF_CHECK_EQUAL(code_of(r1.error()), errc::invalid_argument);
+  auto odd = request("echo", {*good.id});
+  odd.on_parent_failure = "ignore";
+  auto r2 = spawn_all({good, odd});
+  CAF_REQUIRE(!r2);
+  CAF_CHECK_EQUAL(code_of(r2.error()), errc::invalid_argument);
+  CAF_CHECK(render(r2.error()).find("cancel or run") != std::string::npos);
+  CAF_CHECK_EQUAL(count_tasks(), before);
 }
 
 CAF_TEST(a peer without the secret or with a wrong one is refused) {

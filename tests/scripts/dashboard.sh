@@ -3,7 +3,9 @@
 # The web dashboard in a real browser: headless Chromium (driven through
 # chromedriver, tests/scripts/dashboard_browser.py) opens it with a token,
 # finds a task spawned from SQL, clicks its cancel button and waits until
-# the row reads cancelled; the table then holds it cancelled. Screenshots go
+# the row reads cancelled; the table then holds it cancelled. A workflow's
+# graph (tests/scripts/dashboard_workflow.py) follows a cancel of its root,
+# and a big batch is summed up. Screenshots go
 # to OUTDIR. The charts (tests/scripts/dashboard_charts.py): a runner that
 # serves the dashboard drains tasks, and the charts' points move and match
 # the API's, which counts every completion once. With curl: 401 without
@@ -113,6 +115,38 @@ grep -q '"error":"read_only"' "$tmp/body" || fail "read-only 403 without its rea
 expect 403 "a foreign Host (DNS rebinding)" -H "Host: evil.example" "$ro/api/tasks"
 expect 200 "the open dashboard's API" "$ro/api/stats"
 
+# A workflow: root, B and C after it, D after both (runs even after a
+# failure); and a batch of 40 members with a callback after all of them.
+spec() { # ID NAME WORKFLOW PARENTS(sql list) POLICY
+  echo "json_build_object('id', '$1', 'name', '$2', 'channel_name', '',
+    'channel_args', '', 'ordered', false, 'max_attempts', 1, 'backoff_us', 0,
+    'backoff_cap_us', 0, 'workflow_id', '$3', 'on_parent_failure', '$5',
+    'run_at_us', (extract(epoch FROM now() + interval '1 hour') * 1e6)::bigint,
+    'parents', json_build_array($4))"
+}
+read -r wf root b c d big <<<"$(sql "SELECT string_agg(gen_random_uuid()::text, ' ')
+                                      FROM generate_series(1, 6)")"
+sql "SELECT count(*) FROM cafmq.spawn(json_build_array($(spec "$root" fetch "$wf" "" cancel),
+       $(spec "$b" charge "$wf" "'$root'" cancel), $(spec "$c" reserve "$wf" "'$root'" cancel),
+       $(spec "$d" close_order "$wf" "'$b', '$c'" run)))" >/dev/null
+members=$(for i in $(seq 40); do echo "$(spec "$(sql "SELECT gen_random_uuid()")" member "$big" "" cancel),"; done)
+sql "WITH m AS (SELECT * FROM cafmq.spawn(json_build_array(${members%,})))
+     SELECT count(*) FROM m" >/dev/null
+sql "SELECT count(*) FROM cafmq.spawn(json_build_array($(spec "$(sql "SELECT gen_random_uuid()")" \
+       on_finish "$big" "$(sql "SELECT string_agg(quote_literal(id::text), ', ')
+                                 FROM cafmq.tasks WHERE workflow_id = '$big'")" run)))" >/dev/null
+[[ $(sql "SELECT count(*) FROM cafmq.tasks WHERE workflow_id IN ('$wf', '$big')") == 45 ]] \
+  || fail "the workflows were not spawned"
+expect 200 "a workflow" "${auth[@]}" "$main/api/workflows/$wf"
+[[ $(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["tasks"]))' <"$tmp/body") == 4 ]] \
+  || fail "the workflow's API lacks tasks: $(cat "$tmp/body")"
+expect 404 "an unknown workflow" "${auth[@]}" "$main/api/workflows/$id"
+expect 400 "a bad workflow id" "${auth[@]}" "$main/api/workflows/nope"
+expect 403 "a workflow's cancel in read-only mode" -X POST -d "" -H "X-CSRF-Token: $ro_csrf" \
+  "$ro/api/workflows/$wf/cancel"
+expect 403 "a workflow's retry without the CSRF header" -b "$jar" -X POST -d "" \
+  "$main/api/workflows/$wf/retry"
+
 # The browser: find the task, cancel it, wait for the row to say so.
 python3 "$here/dashboard_browser.py" "$main" "$token" "$id" "$xss" "$out" \
   >"$tmp/browser.log" 2>&1 || fail "the browser run failed"
@@ -121,6 +155,13 @@ python3 "$here/dashboard_browser.py" "$main" "$token" "$id" "$xss" "$out" \
 [[ $(sql "SELECT state FROM cafmq.tasks WHERE id = '$xss'") == pending ]] \
   || fail "the other task changed"
 sed 's/^/browser: /' "$tmp/browser.log"
+# The workflow's graph, followed live through a cancel.
+python3 "$here/dashboard_workflow.py" "$main" "$token" "$root" "$b" "$c" "$d" "$big" "$out" \
+  >"$tmp/workflow.log" 2>&1 || fail "the workflow graph run failed"
+[[ $(sql "SELECT string_agg(state::text, ',' ORDER BY seq) FROM cafmq.tasks
+          WHERE workflow_id = '$wf'") == cancelled,cancelled,cancelled,cancelled ]] \
+  || fail "the table does not hold the workflow cancelled"
+sed 's/^/workflow: /' "$tmp/workflow.log"
 
 # The charts during a drain: a runner with 4 handlers serves the dashboard
 # (charts sampled every 300 ms); once the page shows them, 400 tasks of

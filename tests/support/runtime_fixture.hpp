@@ -158,6 +158,15 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
       log->spawns.push_back(req);
       return spawn_reply{req.id ? *req.id : uuid::random(), true};
     },
+    [=](spawn_atom, const std::vector<spawn_request>& reqs,
+        const event_sink_actor&) {
+      std::vector<spawn_reply> result;
+      for (const auto& req : reqs) {
+        log->spawns.push_back(req);
+        result.push_back(spawn_reply{req.id ? *req.id : uuid::random(), true});
+      }
+      return result;
+    },
   };
 }
 

@@ -109,6 +109,8 @@ json to_json(const task_detail& x) {
   result["backoff_cap_ms"] = millis(x.backoff_cap);
   result["lost_attempts"] = x.lost_attempts;
   result["attempts"] = attempts_json(x.attempts);
+  result["workflow_id"]
+    = x.workflow_id ? json(to_string(*x.workflow_id)) : json(nullptr);
   return result;
 }
 

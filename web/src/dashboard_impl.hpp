@@ -81,9 +81,11 @@ struct dashboard::impl {
   // Registers the page and the API (routes.cpp).
   void routes();
 
-  // Read-only mode, CSRF and Origin, then the task id; calls `f` with it.
+  // Read-only mode, CSRF and Origin, then the id of the task (or of what
+  // `what` names); calls `f` with it.
   template <class F>
-  void action(const httplib::Request& req, httplib::Response& res, F f) {
+  void action(const httplib::Request& req, httplib::Response& res, F f,
+              const char* what = "task") {
     if (opts.read_only) {
       send_json(
         res, 403,
@@ -101,7 +103,8 @@ struct dashboard::impl {
     auto id = uuid::parse(req.matches[1].str());
     if (!id) {
       send_json(res, 400,
-                bad_request("not a task id: '" + req.matches[1].str() + "'"));
+                bad_request(std::string{"not a "} + what + " id: '"
+                            + req.matches[1].str() + "'"));
       return;
     }
     f(*id);

@@ -6,6 +6,7 @@
 #include "cafmq/admin.hpp"
 #include "cafmq/client.hpp"
 #include "cafmq/error.hpp"
+#include "cafmq/status_json.hpp"
 #include "dashboard_impl.hpp"
 
 namespace cafmq::web {
@@ -96,6 +97,23 @@ void dashboard::impl::routes() {
       return send_error(res, detail.error());
     send_json(res, 200, to_json(*detail));
   });
+  server.Get(R"(/api/workflows/([^/]+))", [this](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    auto id = uuid::parse(req.matches[1].str());
+    if (!id)
+      return send_json(
+        res, 400,
+        bad_request("not a workflow id: '" + req.matches[1].str() + "'"));
+    auto tasks = pool->with(
+      [&](pqxx::connection_base& conn) { return workflow_tasks(conn, *id); });
+    if (!tasks)
+      return send_error(res, tasks.error());
+    if (tasks->empty())
+      return send_json(
+        res, 404,
+        {{"error", "not_found"}, {"message", "no workflow " + to_string(*id)}});
+    send_json(res, 200, workflow_json(*id, *tasks));
+  });
   server.Post(
     R"(/api/tasks/([^/]+)/cancel)",
     [this](const httplib::Request& req, httplib::Response& res) {
@@ -123,6 +141,41 @@ void dashboard::impl::routes() {
       send_json(res, 200, {{"id", to_string(id)}, {"result", "retried"}});
     });
   });
+  server.Post(R"(/api/workflows/([^/]+)/cancel)",
+              [this](const httplib::Request& req, httplib::Response& res) {
+                action(
+                  req, res,
+                  [&](const uuid& id) {
+                    auto done = pool->with([&](pqxx::connection_base& conn) {
+                      return cancel_workflow(conn, id);
+                    });
+                    if (!done)
+                      return send_error(res, done.error());
+                    json body = cancel_counts_json(*done);
+                    body["workflow"] = to_string(id);
+                    send_json(res, 200, body);
+                  },
+                  "workflow");
+              });
+  server.Post(R"(/api/workflows/([^/]+)/retry)",
+              [this](const httplib::Request& req, httplib::Response& res) {
+                action(
+                  req, res,
+                  [&](const uuid& id) {
+                    auto done = pool->with([&](pqxx::connection_base& conn) {
+                      return retry_workflow(conn, id);
+                    });
+                    if (!done)
+                      return send_error(res, done.error());
+                    json retried = json::array();
+                    for (const auto& x : done->retried)
+                      retried.push_back(to_string(x));
+                    send_json(res, 200,
+                              {{"workflow", to_string(id)},
+                               {"retried", std::move(retried)}});
+                  },
+                  "workflow");
+              });
   server.set_exception_handler(
     [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
       std::string what = "unknown exception";

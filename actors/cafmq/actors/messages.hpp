@@ -132,6 +132,13 @@ struct spawn_request {
   caf::optional<std::string> json;
   /// Binary payload.
   caf::optional<std::string> bytes;
+  /// Runs after these tasks have ended (`spawn_builder::after`): tasks
+  /// spawned already, or earlier requests of the same spawn of many.
+  std::vector<uuid> parents;
+  /// When a parent fails or is cancelled: "cancel" (the default) or "run".
+  caf::optional<std::string> on_parent_failure;
+  /// The workflow it belongs to (`spawn_builder::workflow`).
+  caf::optional<uuid> workflow;
 };
 
 /// What a spawn did: the new task, or the live task holding the unique key.
@@ -197,29 +204,35 @@ struct task_event {
   /// attempt's `started` comes before a worker is chosen, so it names
   /// none.)
   std::string worker;
+  /// The task's workflow (`spawn_builder::workflow`), if it has one.
+  caf::optional<uuid> workflow;
 };
 
 /// Which events a subscriber gets.
 struct event_filter {
-  /// What the filter compares: nothing (every event passes), the channel name
-  /// or the task name.
+  /// What the filter compares: nothing (every event passes), the channel
+  /// name, the task name or the workflow.
   enum by_t : std::uint8_t {
     everything,
     channel_name,
     task_name,
+    workflow,
   };
   /// What the filter compares.
   by_t by = everything;
-  /// The channel or task name an event must have; unused for `everything`.
+  /// The channel or task name an event must have, or the workflow's id (as
+  /// `to_string` writes it); unused for `everything`.
   std::string value;
 
   /// True when `x` passes the filter.
-  bool matches(const task_event& x) const noexcept {
+  bool matches(const task_event& x) const {
     switch (by) {
       case channel_name:
         return x.channel_name == value;
       case task_name:
         return x.name == value;
+      case workflow:
+        return x.workflow && to_string(*x.workflow) == value;
       default:
         return true;
     }
@@ -287,17 +300,19 @@ typename Inspector::result_type inspect(Inspector& f, claimed_task& x) {
   auto json = to_caf(x.payload_json);
   auto bytes = to_caf(x.payload_bytes);
   auto parents = to_caf(x.parents_json);
+  auto workflow = to_caf(x.workflow_id);
   auto load = caf::meta::load_callback([&]() -> caf::error {
     x.timeout = from_caf(timeout);
     x.deadline_in = from_caf(deadline_in);
     x.payload_json = from_caf(json);
     x.payload_bytes = from_caf(bytes);
     x.parents_json = from_caf(parents);
+    x.workflow_id = from_caf(workflow);
     return caf::none;
   });
   return f(caf::meta::type_name("cafmq::claimed_task"), x.id, x.name,
            x.channel_name, x.channel_args, x.attempt, x.max_attempts, x.ordered,
-           timeout, deadline_in, json, bytes, parents, load);
+           timeout, deadline_in, json, bytes, parents, workflow, load);
 }
 
 template <class Inspector>
@@ -372,7 +387,8 @@ typename Inspector::result_type inspect(Inspector& f, spawn_request& x) {
   return f(caf::meta::type_name("cafmq::spawn_request"), x.name, x.id,
            x.channel_name, x.channel_args, x.delay, x.run_at, x.retries,
            x.backoff, x.backoff_cap, x.ordered, x.priority, x.commit_interval,
-           x.timeout, x.deadline, x.unique_key, x.json, x.bytes);
+           x.timeout, x.deadline, x.unique_key, x.json, x.bytes, x.parents,
+           x.on_parent_failure, x.workflow);
 }
 
 template <class Inspector>
@@ -384,7 +400,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_event& x) {
   return f(caf::meta::type_name("cafmq::task_event"), x.kind, x.id, x.attempt,
            x.name, x.channel_name, x.channel_args, x.error, x.retryable, x.at,
-           x.node, x.worker);
+           x.node, x.worker, x.workflow);
 }
 
 template <class Inspector>

@@ -119,6 +119,12 @@ using node_actor = caf::typed_actor<
   caf::replies_to<resume_atom, std::string, std::string>::with<bool>,
   // Spawns a task this runtime knows by name.
   caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
+  // Spawns tasks this runtime knows by name in one transaction, all or
+  // nothing: a workflow (requests with a workflow id, and parents that are
+  // earlier requests with ids of their own, or tasks spawned already).
+  // Answers in the order of the requests.
+  caf::replies_to<spawn_atom,
+                  std::vector<spawn_request>>::with<std::vector<spawn_reply>>,
   // Streams the events that pass the filter to the subscriber until it
   // ends (monitored). Answers true once the subscription is live: every
   // event after the answer reaches the subscriber (false: no subscriber).

@@ -58,6 +58,9 @@ node_actor::behavior_type node(node_actor::pointer self, runtime_actor rt) {
     [=](spawn_atom, const spawn_request& req) {
       return self->delegate(rt, spawn_atom::value, req);
     },
+    [=](spawn_atom, const std::vector<spawn_request>& reqs) {
+      return self->delegate(rt, spawn_atom::value, reqs);
+    },
     [=](subscribe_atom, const event_filter& filter,
         const event_actor& subscriber) {
       return self->delegate(rt, subscribe_atom::value, filter, subscriber);

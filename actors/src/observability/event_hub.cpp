@@ -144,6 +144,8 @@ task_event make_event(task_event::kind_t kind, const claimed_task& task,
   result.channel_args = task.channel_args;
   result.at = caf::make_timestamp();
   result.node = ctx.cfg.node;
+  if (task.workflow_id)
+    result.workflow = *task.workflow_id;
   return result;
 }
 

@@ -183,26 +183,51 @@ caf::expected<std::string> cancel_reporting(database_ptr self, const uuid& id,
     });
 }
 
-// Spawns by name; its `spawned` event to `hub`, if valid.
-caf::result<spawn_reply> spawn_named(database_ptr self,
-                                     const spawn_request& req,
-                                     const event_sink_actor& hub) {
+// Spawns by name, all or nothing (one request through the single spawn);
+// their `spawned` events to `hub`, if valid.
+caf::expected<std::vector<spawn_reply>>
+spawn_named(database_ptr self, const std::vector<spawn_request>& reqs,
+            const event_sink_actor& hub) {
   // Checked before the connection: a bad request touches nothing.
-  auto resolved = resolve_spawn(*self->state.ctx, req);
-  if (!resolved)
-    return std::move(resolved.error());
-  auto result = write_spawn(*self->state.ctx, hub, *resolved, [&] {
+  std::vector<named_spawn> resolved;
+  resolved.reserve(reqs.size());
+  for (const auto& req : reqs) {
+    auto x = resolve_spawn(*self->state.ctx, req);
+    if (!x)
+      return std::move(x.error());
+    resolved.push_back(std::move(*x));
+  }
+  return write_spawns(*self->state.ctx, hub, resolved, [&] {
     return self->state.with_connection(
-      [&](queue_connection& c) -> caf::expected<spawn_reply> {
-        auto spawned = resolved->builder.spawn(c.connection());
+      [&](queue_connection& c) -> caf::expected<std::vector<spawn_reply>> {
+        std::vector<spawn_reply> replies;
+        if (resolved.size() == 1) {
+          auto spawned = resolved[0].builder.spawn(c.connection());
+          if (!spawned)
+            return std::move(spawned.error());
+          replies.push_back(spawn_reply{spawned->id, spawned->created});
+          return replies;
+        }
+        std::vector<spawn_builder> builders;
+        builders.reserve(resolved.size());
+        for (const auto& x : resolved)
+          builders.push_back(x.builder);
+        auto spawned = spawn_many(c.connection(), builders);
         if (!spawned)
           return std::move(spawned.error());
-        return spawn_reply{spawned->id, spawned->created};
+        for (const auto& x : *spawned)
+          replies.push_back(spawn_reply{x.id, x.created});
+        return replies;
       });
   });
+}
+
+caf::result<spawn_reply> spawn_one(database_ptr self, const spawn_request& req,
+                                   const event_sink_actor& hub) {
+  auto result = spawn_named(self, std::vector<spawn_request>{req}, hub);
   if (!result)
     return std::move(result.error());
-  return std::move(*result);
+  return result->front();
 }
 
 database_actor::behavior_type database(database_ptr self, context_ptr ctx,
@@ -311,10 +336,17 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
         [&](queue_connection& c) { return status(c.connection(), id); });
     },
     [=](spawn_atom, const spawn_request& req) -> caf::result<spawn_reply> {
-      return spawn_named(self, req, event_sink_actor{});
+      return spawn_one(self, req, event_sink_actor{});
     },
     [=](spawn_atom, const spawn_request& req, const event_sink_actor& hub)
-      -> caf::result<spawn_reply> { return spawn_named(self, req, hub); },
+      -> caf::result<spawn_reply> { return spawn_one(self, req, hub); },
+    [=](spawn_atom, const std::vector<spawn_request>& reqs,
+        const event_sink_actor& hub) -> caf::result<std::vector<spawn_reply>> {
+      auto result = spawn_named(self, reqs, hub);
+      if (!result)
+        return std::move(result.error());
+      return std::move(*result);
+    },
   };
 }
 

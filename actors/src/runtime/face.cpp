@@ -120,6 +120,19 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
           .then(reply, fail);
       return rp;
     },
+    [=](spawn_atom, const std::vector<spawn_request>& reqs) {
+      auto& st = self->state;
+      auto rp = self->make_response_promise<std::vector<spawn_reply>>();
+      self
+        ->request(st.admin_db, st.request_timeout, spawn_atom::value, reqs,
+                  st.sink)
+        .then(
+          [=](std::vector<spawn_reply>& xs) mutable {
+            rp.deliver(std::move(xs));
+          },
+          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      return rp;
+    },
     [=](subscribe_atom, event_filter& filter, event_actor& subscriber) {
       auto& st = self->state;
       if (subscriber) {

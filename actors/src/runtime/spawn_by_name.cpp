@@ -74,32 +74,49 @@ caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
     b.raw_json(*req.json);
   if (req.bytes)
     b.bytes(*req.bytes);
+  if (!req.parents.empty())
+    b.after(req.parents);
+  if (req.on_parent_failure) {
+    if (*req.on_parent_failure == to_string(parent_failure::run))
+      b.on_parent_failure(parent_failure::run);
+    else if (*req.on_parent_failure != to_string(parent_failure::cancel))
+      return make_error(errc::invalid_argument,
+                        "on_parent_failure must be cancel or run, not \""
+                          + *req.on_parent_failure + "\"");
+  }
+  if (req.workflow)
+    b.workflow(*req.workflow);
   if (auto err = b.validate())
     return err;
   return result;
 }
 
-caf::expected<spawn_reply>
-write_spawn(const runtime_context& ctx, const event_sink_actor& hub,
-            const named_spawn& x,
-            const std::function<caf::expected<spawn_reply>()>& write) {
+caf::expected<std::vector<spawn_reply>> write_spawns(
+  const runtime_context& ctx, const event_sink_actor& hub,
+  const std::vector<named_spawn>& xs,
+  const std::function<caf::expected<std::vector<spawn_reply>>()>& write) {
   if (!hub)
     return write();
-  auto& id = *x.builder.id();
-  caf::anon_send(hub, hold_atom::value, id);
+  for (const auto& x : xs)
+    caf::anon_send(hub, hold_atom::value, *x.builder.id());
   auto result = write();
-  if (!result || !result->created) {
-    caf::anon_send(hub, abandon_atom::value, id);
-    return result;
+  std::vector<task_event> events;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const auto& x = xs[i];
+    if (!result || !(*result)[i].created) {
+      caf::anon_send(hub, abandon_atom::value, *x.builder.id());
+      continue;
+    }
+    claimed_task task;
+    task.id = (*result)[i].id;
+    task.name = x.builder.name();
+    task.channel_name = x.channel_name;
+    task.channel_args = x.channel_args;
+    task.workflow_id = x.builder.workflow();
+    events.push_back(make_event(task_event::spawned, task, ctx));
   }
-  claimed_task task;
-  task.id = result->id;
-  task.name = x.builder.name();
-  task.channel_name = x.channel_name;
-  task.channel_args = x.channel_args;
-  caf::anon_send(
-    hub, event_atom::value,
-    std::vector<task_event>{make_event(task_event::spawned, task, ctx)});
+  if (!events.empty())
+    caf::anon_send(hub, event_atom::value, std::move(events));
   return result;
 }
 

@@ -29,13 +29,13 @@ struct named_spawn {
 caf::expected<named_spawn> resolve_spawn(const runtime_context& ctx,
                                          const spawn_request& req);
 
-/// Spawns `x` through `write` and reports its `spawned` event to `hub`, if
-/// valid (someone listens). The hub holds the task's other events from
-/// before the write until that report, so no subscriber sees a task start
-/// before its spawn.
-caf::expected<spawn_reply>
-write_spawn(const runtime_context& ctx, const event_sink_actor& hub,
-            const named_spawn& x,
-            const std::function<caf::expected<spawn_reply>()>& write);
+/// Spawns `xs` through `write` (all or nothing) and reports the `spawned`
+/// events of those it created to `hub`, if valid (someone listens). The hub
+/// holds the tasks' other events from before the write until that report,
+/// so no subscriber sees a task start before its spawn.
+caf::expected<std::vector<spawn_reply>> write_spawns(
+  const runtime_context& ctx, const event_sink_actor& hub,
+  const std::vector<named_spawn>& xs,
+  const std::function<caf::expected<std::vector<spawn_reply>>()>& write);
 
 } // namespace cafmq::actors

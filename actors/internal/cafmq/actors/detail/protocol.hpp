@@ -98,7 +98,11 @@ using database_actor = caf::typed_actor<
   // `spawned` event to the hub (which holds the task's other events until
   // then).
   caf::replies_to<spawn_atom, spawn_request,
-                  event_sink_actor>::with<spawn_reply>>;
+                  event_sink_actor>::with<spawn_reply>,
+  // runtime: spawn many by name, all or nothing; the hub (if valid) as
+  // above.
+  caf::replies_to<spawn_atom, std::vector<spawn_request>,
+                  event_sink_actor>::with<std::vector<spawn_reply>>>;
 
 /// Runs one non-blocking handler on the scheduler, then quits.
 using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
