@@ -291,6 +291,7 @@ caf::expected<cancel_counts> cancel_workflow(pqxx::connection_base& conn,
                                              const uuid& workflow) {
   return detail::in_transaction(
     conn, [&](pqxx::transaction_base& tx) -> caf::expected<cancel_counts> {
+      tx.exec_params(sql::workflow_lock_running, to_string(workflow));
       return to_cancel_counts(
         tx.exec_params(sql::workflow_cancel, to_string(workflow)));
     });

@@ -305,6 +305,47 @@ CAF_TEST(two transactions ending the last two parents ready the child once) {
   CAF_CHECK_EQUAL(parents_left(id_of(c)), 0);
 }
 
+CAF_TEST(cancelling a workflow waits for a completing parent without a deadlock) {
+  workflow w;
+  auto a = w.add(spawn_builder{"a"});
+  auto b = w.add(spawn_builder{"b"}, {a});
+  auto d = w.add(spawn_builder{"d"}, {b}, parent_failure::run);
+  CAF_REQUIRE(w.spawn(*conn));
+  auto running = claim_one("a");
+  // A completion of the parent has begun: it holds the parent's row.
+  auto completer = connect(), canceller = connect();
+  pqxx::work completion{*completer};
+  completion.exec_params("SELECT 1 FROM cafmq.tasks_live WHERE id = $1 "
+                         "FOR UPDATE",
+                         text(a));
+  auto pid = canceller->backendpid();
+  auto cancelled = std::async(
+    std::launch::async, [&] { return cancel_workflow(*canceller, w.id()); });
+  // The cancel waits for that lock before it ends any child.
+  auto waits = [&] {
+    return query_value<bool>("SELECT count(*) > 0 FROM pg_stat_activity "
+                             "WHERE wait_event_type = 'Lock' AND pid = "
+                             + std::to_string(pid));
+  };
+  auto until = std::chrono::steady_clock::now() + 60s;
+  while (!waits() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(10ms);
+  CAF_REQUIRE(waits());
+  CAF_CHECK_EQUAL(state_of(*conn, b), "waiting");
+  // The completion goes on to ready the child, and commits: no deadlock.
+  completion.exec_params("SELECT cafmq.complete(ARRAY[$1::uuid], "
+                         "ARRAY[$2::int])",
+                         text(a), running.attempt);
+  completion.commit();
+  auto counts = cancelled.get();
+  CAF_REQUIRE(counts);
+  CAF_CHECK_EQUAL(counts->cancelled, 2);
+  CAF_CHECK_EQUAL(counts->requested, 0);
+  CAF_CHECK_EQUAL(state_of(*conn, a), "completed");
+  CAF_CHECK_EQUAL(state_of(*conn, b), "cancelled");
+  CAF_CHECK_EQUAL(state_of(*conn, d), "cancelled");
+}
+
 CAF_TEST(two pollers completing a fan in concurrently ready its child once) {
   std::vector<spawn_builder> xs;
   std::vector<uuid> parents;
@@ -573,6 +614,26 @@ CAF_TEST(a readied child is claimed by its priority and its channel pause) {
   auto got = claim({"c"}, 1);
   CAF_REQUIRE_EQUAL(got.tasks.size(), 1u);
   CAF_CHECK_EQUAL(got.tasks[0].id, id_of(urgent));
+}
+
+CAF_TEST(children readied together run within the limit of their channel) {
+  channel_limit one;
+  one.channel_name = "lim";
+  one.max_running = 1;
+  CAF_REQUIRE(!set_channel_limit(*conn, one));
+  auto a = task("a");
+  auto c1 = task("c").channel_name("lim").after({id_of(a)});
+  auto c2 = task("c").channel_name("lim").after({id_of(a)});
+  spawn_or_throw(*conn, {a, c1, c2});
+  complete(claim_one("a"));
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c1)), "pending");
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(c2)), "pending");
+  // Both ready, one slot: one runs, the other waits for it.
+  auto first = claim_one("c");
+  CAF_CHECK(claim({"c"}).tasks.empty());
+  complete(first);
+  auto second = claim_one("c");
+  CAF_CHECK_NOT_EQUAL(second.id, first.id);
 }
 
 CAF_TEST(
