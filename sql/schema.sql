@@ -1341,6 +1341,7 @@ DECLARE
   v_children uuid[];
   v_earlier uuid[];
   v_live uuid[];
+  v_locked boolean := false;
 BEGIN
   v_children := ARRAY(SELECT s.id FROM unnest(p_specs) s
                        WHERE cardinality(s.parents) > 0
@@ -1386,9 +1387,27 @@ BEGIN
   IF cardinality(v_earlier) = 0 THEN
     RETURN;
   END IF;
-  v_live := ARRAY(SELECT t.id FROM cafmq.tasks_live t
-                   WHERE t.id = ANY (v_earlier)
-                   ORDER BY t.id FOR NO KEY UPDATE);
+  -- The live ones are locked in id order, without waiting: a completion of
+  -- several of them locks them in the order its plan meets them, so a wait
+  -- here could close a cycle with it (a deadlock). A lock held elsewhere
+  -- rolls this attempt back, which lets go of the locks it took, and after
+  -- a short pause it starts again; after about 2.5 s of that it waits.
+  FOR v_try IN 1 .. 50 LOOP
+    BEGIN
+      v_live := ARRAY(SELECT t.id FROM cafmq.tasks_live t
+                       WHERE t.id = ANY (v_earlier)
+                       ORDER BY t.id FOR NO KEY UPDATE NOWAIT);
+      v_locked := true;
+      EXIT;
+    EXCEPTION WHEN lock_not_available THEN
+      PERFORM pg_sleep(0.002 * v_try);
+    END;
+  END LOOP;
+  IF NOT v_locked THEN
+    v_live := ARRAY(SELECT t.id FROM cafmq.tasks_live t
+                     WHERE t.id = ANY (v_earlier)
+                     ORDER BY t.id FOR NO KEY UPDATE);
+  END IF;
   UPDATE cafmq.tasks_live t SET has_children = true
    WHERE t.id = ANY (v_live) AND NOT t.has_children;
   IF cardinality(v_live) < cardinality(v_earlier) THEN

@@ -346,6 +346,51 @@ CAF_TEST(cancelling a workflow waits for a completing parent without a deadlock)
   CAF_CHECK_EQUAL(state_of(*conn, d), "cancelled");
 }
 
+CAF_TEST(
+  a spawn after running parents does not deadlock with their completion) {
+  auto a = task("a"), b = task("b");
+  spawn_or_throw(*conn, {a, b});
+  auto got = claim({"a", "b"});
+  CAF_REQUIRE_EQUAL(got.tasks.size(), 2u);
+  // The spawn locks the parents in id order; a completion of both holds
+  // the later one first.
+  auto low = std::min(id_of(a), id_of(b)), high = std::max(id_of(a), id_of(b));
+  auto completer = connect(), spawner = connect();
+  pqxx::work completion{*completer};
+  completion.exec_params("SELECT 1 FROM cafmq.tasks_live WHERE id = $1 "
+                         "FOR UPDATE",
+                         text(high));
+  auto child = task("c").after({id_of(a), id_of(b)});
+  auto pid = spawner->backendpid();
+  auto spawned
+    = std::async(std::launch::async, [&] { return child.spawn(*spawner); });
+  // The spawn reached the parents' locks: it waits, or pauses to try
+  // again.
+  auto stuck = [&] {
+    return query_value<bool>("SELECT count(*) > 0 FROM pg_stat_activity "
+                             "WHERE (wait_event_type = 'Lock' OR wait_event "
+                             "= 'PgSleep') AND pid = "
+                             + std::to_string(pid));
+  };
+  auto until = std::chrono::steady_clock::now() + 60s;
+  while (!stuck() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  CAF_REQUIRE(stuck());
+  // The completion takes the other parent and ends both: no deadlock.
+  completion.exec_params("SELECT 1 FROM cafmq.tasks_live WHERE id = $1 "
+                         "FOR UPDATE",
+                         text(low));
+  completion.exec_params("SELECT cafmq.complete(ARRAY[$1::uuid, $2::uuid], "
+                         "ARRAY[$3::int, $4::int])",
+                         text(got.tasks[0].id), text(got.tasks[1].id),
+                         got.tasks[0].attempt, got.tasks[1].attempt);
+  completion.commit();
+  auto r = spawned.get();
+  CAF_REQUIRE(r);
+  // Both parents ended before the spawn committed: the child is ready.
+  CAF_CHECK_EQUAL(state_of(*conn, id_of(child)), "pending");
+}
+
 CAF_TEST(two pollers completing a fan in concurrently ready its child once) {
   std::vector<spawn_builder> xs;
   std::vector<uuid> parents;
