@@ -88,6 +88,21 @@ struct workflow_fixture : db_fixture {
     return false;
   }
 
+  // Whether backend `pid` comes to a state where `condition` (over
+  // pg_stat_activity) holds, within a minute.
+  bool backend_comes_to(int pid, const std::string& condition) {
+    auto holds = [&] {
+      return query_value<bool>("SELECT count(*) > 0 FROM pg_stat_activity "
+                               "WHERE "
+                               + condition
+                               + " AND pid = " + std::to_string(pid));
+    };
+    auto until = std::chrono::steady_clock::now() + 60s;
+    while (!holds() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(1ms);
+    return holds();
+  }
+
   int task_count() {
     return query_value<int>("SELECT count(*) FROM cafmq.tasks");
   }
@@ -322,15 +337,7 @@ CAF_TEST(cancelling a workflow waits for a completing parent without a deadlock)
   auto cancelled = std::async(
     std::launch::async, [&] { return cancel_workflow(*canceller, w.id()); });
   // The cancel waits for that lock before it ends any child.
-  auto waits = [&] {
-    return query_value<bool>("SELECT count(*) > 0 FROM pg_stat_activity "
-                             "WHERE wait_event_type = 'Lock' AND pid = "
-                             + std::to_string(pid));
-  };
-  auto until = std::chrono::steady_clock::now() + 60s;
-  while (!waits() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(10ms);
-  CAF_REQUIRE(waits());
+  CAF_REQUIRE(backend_comes_to(pid, "wait_event_type = 'Lock'"));
   CAF_CHECK_EQUAL(state_of(*conn, b), "waiting");
   // The completion goes on to ready the child, and commits: no deadlock.
   completion.exec_params("SELECT cafmq.complete(ARRAY[$1::uuid], "
@@ -366,16 +373,8 @@ CAF_TEST(
     = std::async(std::launch::async, [&] { return child.spawn(*spawner); });
   // The spawn reached the parents' locks: it waits, or pauses to try
   // again.
-  auto stuck = [&] {
-    return query_value<bool>("SELECT count(*) > 0 FROM pg_stat_activity "
-                             "WHERE (wait_event_type = 'Lock' OR wait_event "
-                             "= 'PgSleep') AND pid = "
-                             + std::to_string(pid));
-  };
-  auto until = std::chrono::steady_clock::now() + 60s;
-  while (!stuck() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(1ms);
-  CAF_REQUIRE(stuck());
+  CAF_REQUIRE(backend_comes_to(
+    pid, "(wait_event_type = 'Lock' OR wait_event = 'PgSleep')"));
   // The completion takes the other parent and ends both: no deadlock.
   completion.exec_params("SELECT 1 FROM cafmq.tasks_live WHERE id = $1 "
                          "FOR UPDATE",
