@@ -78,6 +78,11 @@ with browser() as b:
     b.click('#w-graph g.wf-node[data-id="%s"]' % d_id)
     wait_until("D's detail", lambda: b.js(
         "return document.getElementById('d-id').textContent") == d_id)
+    # The detail floats over the list's right side, where the row's buttons
+    # are: closed before the next click.
+    b.click("#d-close")
+    wait_until("the detail to close", lambda: b.js(
+        "return document.getElementById('detail').hidden"))
 
     # Cancelling the root: its cancel policy children follow, D may run.
     b.click(row + " button.cancel")
