@@ -150,10 +150,6 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
     [=](status_atom, const uuid&) -> caf::result<task_status> {
       return make_error(errc::unknown_task, "not in the stand-in");
     },
-    [=](spawn_atom, const spawn_request& req) {
-      log->spawns.push_back(req);
-      return spawn_reply{req.id ? *req.id : uuid::random(), true};
-    },
     [=](spawn_atom, const spawn_request& req, const event_sink_actor&) {
       log->spawns.push_back(req);
       return spawn_reply{req.id ? *req.id : uuid::random(), true};

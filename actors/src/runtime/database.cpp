@@ -222,14 +222,6 @@ spawn_named(database_ptr self, const std::vector<spawn_request>& reqs,
   });
 }
 
-caf::result<spawn_reply> spawn_one(database_ptr self, const spawn_request& req,
-                                   const event_sink_actor& hub) {
-  auto result = spawn_named(self, std::vector<spawn_request>{req}, hub);
-  if (!result)
-    return std::move(result.error());
-  return result->front();
-}
-
 database_actor::behavior_type database(database_ptr self, context_ptr ctx,
                                        std::string name,
                                        std::shared_ptr<queue_connection> conn,
@@ -335,11 +327,13 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
       return self->state.with_connection(
         [&](queue_connection& c) { return status(c.connection(), id); });
     },
-    [=](spawn_atom, const spawn_request& req) -> caf::result<spawn_reply> {
-      return spawn_one(self, req, event_sink_actor{});
+    [=](spawn_atom, const spawn_request& req,
+        const event_sink_actor& hub) -> caf::result<spawn_reply> {
+      auto result = spawn_named(self, std::vector<spawn_request>{req}, hub);
+      if (!result)
+        return std::move(result.error());
+      return result->front();
     },
-    [=](spawn_atom, const spawn_request& req, const event_sink_actor& hub)
-      -> caf::result<spawn_reply> { return spawn_one(self, req, hub); },
     [=](spawn_atom, const std::vector<spawn_request>& reqs,
         const event_sink_actor& hub) -> caf::result<std::vector<spawn_reply>> {
       auto result = spawn_named(self, reqs, hub);

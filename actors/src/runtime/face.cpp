@@ -100,24 +100,16 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
       self->send(self->state.dispatcher, pause_atom::value, name, false);
       return true;
     },
+    // While someone subscribes (the sink is valid), the admin database
+    // reports the spawns.
     [=](spawn_atom, const spawn_request& req) {
       auto& st = self->state;
       auto rp = self->make_response_promise<spawn_reply>();
-      auto reply = [=](const spawn_reply& x) mutable {
-        rp.deliver(x);
-      };
-      auto fail = [=](caf::error& err) mutable {
-        rp.deliver(std::move(err));
-      };
-      // While someone subscribes, the admin database reports the spawn.
-      if (st.sink)
-        self
-          ->request(st.admin_db, st.request_timeout, spawn_atom::value, req,
-                    st.sink)
-          .then(reply, fail);
-      else
-        self->request(st.admin_db, st.request_timeout, spawn_atom::value, req)
-          .then(reply, fail);
+      self
+        ->request(st.admin_db, st.request_timeout, spawn_atom::value, req,
+                  st.sink)
+        .then([=](spawn_reply& x) mutable { rp.deliver(x); },
+              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
       return rp;
     },
     [=](spawn_atom, const std::vector<spawn_request>& reqs) {

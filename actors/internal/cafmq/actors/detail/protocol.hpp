@@ -92,15 +92,12 @@ using database_actor = caf::typed_actor<
   // schedules first, once); answers the tasks spawned.
   caf::replies_to<schedule_atom>::with<std::int32_t>,
   // runtime: spawn a task by name from its definition's defaults (the
-  // definitions are in the runtime context).
-  caf::replies_to<spawn_atom, spawn_request>::with<spawn_reply>,
-  // runtime, while someone subscribes to events: the same, and its
-  // `spawned` event to the hub (which holds the task's other events until
-  // then).
+  // definitions are in the runtime context); while someone subscribes to
+  // events (the hub is valid), its `spawned` event to the hub (which holds
+  // the task's other events until then).
   caf::replies_to<spawn_atom, spawn_request,
                   event_sink_actor>::with<spawn_reply>,
-  // runtime: spawn many by name, all or nothing; the hub (if valid) as
-  // above.
+  // runtime: spawn many by name, all or nothing; the hub as above.
   caf::replies_to<spawn_atom, std::vector<spawn_request>,
                   event_sink_actor>::with<std::vector<spawn_reply>>>;
 
