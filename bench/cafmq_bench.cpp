@@ -28,7 +28,9 @@
 // default options), drain_remote (the same with the handlers on a worker
 // node joined over loopback TCP), drain_watch (drain with 100 tasks watched),
 // drain_tx (each handler completes in its own transaction), latency (spawn ->
-// handler start at 100 tasks/s on an idle runner), raw (PostgreSQL's own
+// handler start at 100 tasks/s on an idle runner), latency_direct (the
+// same, each spawned through the runner's runtime actor: direct dispatch),
+// raw (PostgreSQL's own
 // single-commit and batched dequeue limits on this machine), million (not
 // in the default set: --million=N tasks, default 1,000,000, spawned in
 // chunks of 10,000 and drained, with the process's RSS sampled during the
@@ -53,8 +55,10 @@
 
 #include <sys/resource.h>
 
+#include <caf/scoped_actor.hpp>
 #include <pqxx/pqxx>
 
+#include "cafmq/actors/protocol.hpp"
 #include "cafmq/actors/runner.hpp"
 #include "cafmq/actors/worker.hpp"
 #include "cafmq/client.hpp"
@@ -688,7 +692,11 @@ void bench_million() {
 
 // -- latency ----------------------------------------------------------------
 
-void bench_latency() {
+// Spawn -> handler start on an idle runner, one spawn every 10 ms. With
+// `direct`, each spawn goes through the runner's runtime actor, which
+// claims it in the spawn's transaction (direct dispatch); else through a
+// connection of the application's, as a peer's client would.
+void bench_latency(bool direct) {
   auto url = fresh_database();
   std::mutex mtx;
   std::map<int, clock_type::time_point> started;
@@ -713,11 +721,26 @@ void bench_latency() {
     cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   pqxx::connection conn{url};
+  auto rt = runner->handle();
+  caf::scoped_actor self{caf::actor_cast<caf::actor>(rt)->home_system()};
+  auto spawn = [&](int i) {
+    auto payload = nlohmann::json{{"i", i}};
+    if (!direct) {
+      check(cafmq::spawn_builder{"noop"}.json(payload).spawn(conn), "spawn");
+      return;
+    }
+    cafmq::actors::spawn_request req;
+    req.name = "noop";
+    req.json = payload.dump();
+    self
+      ->request(rt, std::chrono::seconds{30}, cafmq::actors::spawn_atom::value,
+                req)
+      .receive([](const cafmq::actors::spawn_reply&) {},
+               [](caf::error& err) { die("spawn: " + cafmq::render(err)); });
+  };
   // Warm-up as in the peers' method: 20 tasks (negative numbers) first.
   for (int i = 1; i <= 20; ++i)
-    check(
-      cafmq::spawn_builder{"noop"}.json(nlohmann::json{{"i", -i}}).spawn(conn),
-      "spawn");
+    spawn(-i);
   for (;;) {
     {
       std::lock_guard<std::mutex> guard{mtx};
@@ -735,9 +758,7 @@ void bench_latency() {
     std::this_thread::sleep_until(next);
     next += 10ms;
     spawned[i] = clock_type::now();
-    check(
-      cafmq::spawn_builder{"noop"}.json(nlohmann::json{{"i", i}}).spawn(conn),
-      "spawn");
+    spawn(i);
     returned[i] = clock_type::now();
   }
   for (;;) {
@@ -759,7 +780,14 @@ void bench_latency() {
         .count());
   }
   // The spawn call's own share (its transaction's commit) of the latency.
-  report("pickup: spawn call itself p50", "ms", percentile(commit_ms, 0.50));
+  std::string of
+    = direct ? "pickup through the runtime (direct dispatch)" : "pickup";
+  report(of + ": spawn call itself p50", "ms", percentile(commit_ms, 0.50));
+  if (direct) {
+    report(of + " p50", "ms", percentile(ms, 0.50));
+    report(of + " p99", "ms", percentile(ms, 0.99));
+    return;
+  }
   report("pickup latency p50", "ms", percentile(ms, 0.50));
   report("pickup latency p95", "ms", percentile(ms, 0.95));
   report("pickup latency p99", "ms", percentile(ms, 0.99));
@@ -880,7 +908,8 @@ int main(int argc, char** argv) {
   // "scale", "channels" and "million" are not run by default (1M rows take
   // a while), nor "drain_remote".
   std::set<std::string> parts{"spawn",    "drain",   "drain_watch",
-                              "drain_tx", "latency", "raw"};
+                              "drain_tx", "latency", "latency_direct",
+                              "raw"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.rfind("--n=", 0) == 0)
@@ -964,7 +993,9 @@ int main(int argc, char** argv) {
       report("drain, complete(tx): runner CPU per task", "us", rates.cpu_us);
     }
     if (parts.count("latency"))
-      bench_latency();
+      bench_latency(false);
+    if (parts.count("latency_direct"))
+      bench_latency(true);
     if (parts.count("scale")) {
       report("scale: drain 10,000 of 10,000 pending", "tasks/s",
              drain_at_depth(10000));

@@ -1444,7 +1444,9 @@ BEGIN
              FROM unnest(p_specs) s
             WHERE s.commit_us IS NULL
               AND coalesce(cardinality(s.parents), 0) = 0
-              AND (p_created IS NULL OR s.id = ANY (p_created))) c
+              AND (p_created IS NULL OR s.id = ANY (p_created))
+              AND s.id::text IS DISTINCT FROM
+                  nullif(current_setting('cafmq.dispatching', true), '')) c
     GROUP BY c.channel_name;
 END
 $$;

@@ -4,6 +4,7 @@
 #include <pqxx/pqxx>
 
 #include "cafmq/error.hpp"
+#include "cafmq/sql.hpp"
 #include "statements.hpp"
 
 namespace cafmq {
@@ -92,6 +93,31 @@ caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
   if (result && req.ids.empty())
     cursor_ = result->cursor;
   return result;
+}
+
+caf::expected<dispatched_spawn>
+queue_connection::spawn_claimed(const spawn_builder& task, claim_request req) {
+  if (!task.id())
+    return make_error(errc::invalid_argument,
+                      "a directly dispatched spawn needs its id");
+  auto id = to_string(*task.id());
+  return guarded([&]() -> caf::expected<dispatched_spawn> {
+    pqxx::work tx{*impl_->conn};
+    tx.exec_params(sql::dispatching, id);
+    auto spawned = task.spawn(tx);
+    if (!spawned)
+      return std::move(spawned.error());
+    dispatched_spawn result{*spawned, {}};
+    if (spawned->created) {
+      req.ids = {*task.id()};
+      req.pickup_every = 0;
+      result.claimed = detail::claim(tx, req, claim_cursor{});
+      if (result.claimed.tasks.empty())
+        tx.exec_params(sql::notify_pending, id);
+    }
+    tx.commit();
+    return result;
+  });
 }
 
 caf::expected<std::vector<uuid>>

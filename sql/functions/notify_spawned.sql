@@ -9,6 +9,12 @@
 --   'mail' || chr(31) || '0190...,0190...'
 -- and a runner with free slots claims them by id (cafmq.claim_ids). Else
 -- it is the channel's name alone, as from cafmq.notify_ready.
+--
+-- A task that a runtime dispatches directly (claimed in the transaction
+-- that spawns it) is left out: its id is in the transaction's setting
+-- cafmq.dispatching (sql/queries/dispatching.sql), and the runtime
+-- notifies its channel itself if the claim did not take it
+-- (sql/queries/notify_pending.sql).
 CREATE OR REPLACE FUNCTION cafmq.notify_spawned(
     p_specs cafmq.spawn_spec[], p_created uuid[] DEFAULT NULL)
  RETURNS void
@@ -27,7 +33,9 @@ BEGIN
              FROM unnest(p_specs) s
             WHERE s.commit_us IS NULL
               AND coalesce(cardinality(s.parents), 0) = 0
-              AND (p_created IS NULL OR s.id = ANY (p_created))) c
+              AND (p_created IS NULL OR s.id = ANY (p_created))
+              AND s.id::text IS DISTINCT FROM
+                  nullif(current_setting('cafmq.dispatching', true), '')) c
     GROUP BY c.channel_name;
 END
 $$;

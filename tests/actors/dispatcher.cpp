@@ -149,6 +149,108 @@ CAF_TEST(a notification that names tasks claims them by id when they fit) {
       CAF_CHECK_EQUAL(req.limit, 2);
 }
 
+// Spawns "ok" through the runtime's face and returns its reply.
+spawn_reply spawn_through(fixture& f, std::string name = "ok") {
+  spawn_request req;
+  req.name = std::move(name);
+  f.self->send(f.rt, spawn_atom::value, req);
+  f.settle();
+  spawn_reply reply;
+  f.self->receive([&](const spawn_reply& x) { reply = x; });
+  return reply;
+}
+
+CAF_TEST(a spawn through the runtime while a handler is free runs directly) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 2;
+  start();
+  auto claims = log->claim_calls;
+  auto reply = spawn_through(*this);
+  // The spawn's own write claimed it for one slot: no claim, and it ran.
+  CAF_REQUIRE_EQUAL(log->dispatches.size(), 1u);
+  auto& claim = log->dispatches[0];
+  CAF_CHECK_EQUAL(claim.limit, 1);
+  CAF_CHECK_EQUAL(claim.node, "test");
+  CAF_CHECK(std::count(claim.names.begin(), claim.names.end(), "ok") == 1);
+  CAF_CHECK_EQUAL(log->claim_calls, claims);
+  CAF_REQUIRE_EQUAL(completed_count(), 1u);
+  CAF_CHECK(log->records.back().completed.at(0).id == reply.id);
+  CAF_CHECK_EQUAL(stats().running, 0);
+  // A name this runner does not run: the normal path.
+  spawn_through(*this, "patient");
+  CAF_CHECK_EQUAL(log->dispatches.size(), 1u);
+  CAF_CHECK_EQUAL(log->spawns.size(), 2u);
+  // The claim did not take it (held back, or a duplicate): the slot is
+  // free again, and the next spawn is dispatched.
+  log->dispatch_takes = false;
+  spawn_through(*this);
+  CAF_CHECK_EQUAL(log->dispatches.size(), 2u);
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  CAF_CHECK_EQUAL(stats().running, 0);
+  log->dispatch_takes = true;
+  spawn_through(*this);
+  CAF_CHECK_EQUAL(log->dispatches.size(), 3u);
+  CAF_CHECK_EQUAL(completed_count(), 2u);
+}
+
+CAF_TEST(a spawn while every handler is busy takes the normal path) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 2;
+  claim_result busy;
+  busy.tasks = {make_task("ok"), make_task("ok")};
+  log->claims.push_back(busy);
+  start();
+  // Both attempts wait for an executor thread: both slots are held.
+  CAF_REQUIRE_EQUAL(exec->queued(), 2u);
+  spawn_request req;
+  req.name = "ok";
+  self->send(rt, spawn_atom::value, req);
+  sched.run();
+  CAF_CHECK_EQUAL(log->dispatches.size(), 0u);
+  CAF_CHECK_EQUAL(log->spawns.size(), 1u);
+  // Once they ended, a slot is free.
+  settle();
+  self->receive([](const spawn_reply&) {});
+  CAF_CHECK_EQUAL(completed_count(), 2u);
+  spawn_through(*this);
+  CAF_CHECK_EQUAL(log->dispatches.size(), 1u);
+  CAF_CHECK_EQUAL(completed_count(), 3u);
+}
+
+CAF_TEST(direct dispatch can be turned off) {
+  cfg.direct_dispatch = false;
+  start();
+  spawn_through(*this);
+  CAF_CHECK_EQUAL(log->dispatches.size(), 0u);
+  CAF_CHECK_EQUAL(log->spawns.size(), 1u);
+  CAF_CHECK_EQUAL(completed_count(), 0u);
+}
+
+CAF_TEST(a cancel that overtakes a direct dispatch reaches its attempt) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 2;
+  start();
+  // The slot is given; the cancel comes before the claimed task does.
+  self->send(dispatcher(), spawn_atom::value, std::string{"ok"});
+  sched.run();
+  claim_request claim;
+  self->receive([&](const claim_request& x) { claim = x; });
+  CAF_REQUIRE_EQUAL(claim.limit, 1);
+  auto task = make_task("ok");
+  notify_cancel(task);
+  sched.run();
+  claim_result claimed;
+  claimed.tasks = {task};
+  anon_send(dispatcher(), spawn_atom::value, claimed);
+  settle();
+  // Ended at once (queued, never started): written as a cancelled failure.
+  CAF_CHECK_EQUAL(completed_count(), 0u);
+  auto failed = failures();
+  CAF_REQUIRE_EQUAL(failed.size(), 1u);
+  CAF_CHECK(failed[0].ref.id == task.id);
+  CAF_CHECK_EQUAL(stats().running, 0);
+}
+
 CAF_TEST(an ending makes the runner claim unless the queue was found idle) {
   // A limited channel's ready tasks wait for a slot (wait 100 ms): each
   // ending may free one, so each makes the runner claim.

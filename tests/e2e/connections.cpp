@@ -53,6 +53,12 @@ dispatcher_actor::behavior_type forward_to(dispatcher_actor::pointer,
       caf::anon_send(to, ready_atom::value, name, ids);
     },
     [=](rescan_atom) { caf::anon_send(to, rescan_atom::value); },
+    [](spawn_atom, const std::string&) {
+      claim_request none; // no slot: limit 0
+      none.limit = 0;
+      return none;
+    },
+    [](spawn_atom, const claim_result&) {},
     [=](renew_atom) { caf::anon_send(to, renew_atom::value); },
     [=](cancel_atom, const std::string& name, const std::string& args,
         const uuid& id) {

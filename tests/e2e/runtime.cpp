@@ -21,15 +21,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A handler that blocks its thread until `release` is set.
-task_handler blocks_until(std::atomic<bool>& release) {
-  return [&release](current_task&) {
-    while (!release)
-      std::this_thread::sleep_for(1ms);
-    return caf::error{};
-  };
-}
-
 using in_process_fixture = runner_fixture;
 
 } // namespace

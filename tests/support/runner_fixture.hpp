@@ -4,16 +4,27 @@
 // A db_fixture for tests that run a runner in this process (e2e runtime,
 // fault lost_messages).
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "cafmq/actors/runner.hpp"
+#include "cafmq/current_task.hpp"
 #include "cafmq/error.hpp"
 #include "support/db_fixture.hpp"
 
 namespace cafmq::test {
+
+/// A handler that blocks its thread until `release` is set.
+inline task_handler blocks_until(std::atomic<bool>& release) {
+  return [&release](current_task&) {
+    while (!release)
+      std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    return caf::error{};
+  };
+}
 
 struct runner_fixture : db_fixture {
   // Counts tasks in `state`.

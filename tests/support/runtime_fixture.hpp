@@ -53,6 +53,10 @@ struct fake_db_log {
   int schedules = 0;
   std::int64_t prune_answer = 0;
   std::vector<spawn_request> spawns;
+  // Direct dispatches: the claim each spawn was sent with; whether the
+  // stand-in's claim takes the task.
+  std::vector<claim_request> dispatches;
+  bool dispatch_takes = true;
 };
 
 inline claimed_task make_task(std::string name, std::string json = "null") {
@@ -162,6 +166,18 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
         result.push_back(spawn_reply{req.id ? *req.id : uuid::random(), true});
       }
       return result;
+    },
+    [=](spawn_atom, const spawn_request& req, const event_sink_actor&,
+        const claim_request& claim) -> caf::result<spawn_reply, claim_result> {
+      log->spawns.push_back(req);
+      log->dispatches.push_back(claim);
+      spawn_reply reply{req.id ? *req.id : uuid::random(), true};
+      claim_result claimed;
+      if (log->dispatch_takes) {
+        claimed.tasks.push_back(make_task(req.name));
+        claimed.tasks.back().id = reply.id;
+      }
+      return {reply, std::move(claimed)};
     },
   };
 }

@@ -42,6 +42,12 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
   return {
     [](ready_atom, const std::string&, const std::vector<uuid>&) {},
     [=](rescan_atom) { ++self->state.rescans; },
+    [](spawn_atom, const std::string&) {
+      claim_request none; // no slot: limit 0
+      none.limit = 0;
+      return none;
+    },
+    [](spawn_atom, const claim_result&) {},
     [=](renew_atom) { ++self->state.renewals; },
     [](cancel_atom, const std::string&, const std::string&, const uuid&) {},
     [](wake_atom, std::uint64_t) {},

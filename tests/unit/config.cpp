@@ -52,6 +52,7 @@ void check_same(const runner_config& x, const runner_config& y) {
   CAFMQ_SAME(max_concurrency);
   CAFMQ_SAME(prefetch);
   CAFMQ_SAME_COUNT(prefetch_window);
+  CAFMQ_SAME(direct_dispatch);
   CAFMQ_SAME_COUNT(lease);
   CAFMQ_SAME_COUNT(keep_alive_interval);
   CAFMQ_SAME_COUNT(max_poll_wait);

@@ -70,6 +70,8 @@ public:
   int prefetch = defaults().prefetch;
   /// cafmq.prefetch-window.
   caf::timespan prefetch_window = defaults().prefetch_window;
+  /// cafmq.direct-dispatch.
+  bool direct_dispatch = defaults().direct_dispatch;
   /// cafmq.lease.
   caf::timespan lease = defaults().lease;
   /// cafmq.keep-alive-interval.

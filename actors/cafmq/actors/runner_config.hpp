@@ -91,6 +91,14 @@ struct runner_config {
   /// runner that ran out of work (start-up, bursts) it holds 4× more per
   /// claim, up to `prefetch`. 0: always hold `prefetch`.
   std::chrono::milliseconds prefetch_window{100};
+  /// Direct dispatch: a spawn through this runtime (its runtime actor or a
+  /// node's client) of a task it runs, made while a handler is free, claims
+  /// the task in the spawn's own transaction, so it starts once that
+  /// commits (one commit, no notification). Only a task that a claim would
+  /// take now: due, unordered, no prioritized task waiting, its channel
+  /// neither paused nor limited, not a reservation, no parents. Others, and
+  /// every spawn while no handler is free, take the normal path.
+  bool direct_dispatch = true;
   /// Lease of each attempt; renewed every keep_alive_interval while it runs.
   std::chrono::milliseconds lease = std::chrono::seconds{30};
   /// How often the leases of held attempts are renewed; shorter than `lease`.

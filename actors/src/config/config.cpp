@@ -103,6 +103,10 @@ config::config() {
          with_default(
            "hold ahead what the runner finishes in this long (0: prefetch)",
            prefetch_window))
+    .add(direct_dispatch, "direct-dispatch",
+         with_default("a spawn through the runtime while a handler is free "
+                      "claims its task in its own transaction",
+                      direct_dispatch))
     .add(lease, "lease", with_default("lease of each attempt", lease))
     .add(keep_alive_interval, "keep-alive-interval",
          with_default("how often leases are renewed", keep_alive_interval))

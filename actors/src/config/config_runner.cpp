@@ -55,6 +55,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   result.max_concurrency = max_concurrency;
   result.prefetch = prefetch;
   result.prefetch_window = duration_cast<milliseconds>(prefetch_window);
+  result.direct_dispatch = direct_dispatch;
   result.lease = duration_cast<milliseconds>(lease);
   result.keep_alive_interval = duration_cast<milliseconds>(keep_alive_interval);
   result.max_poll_wait = duration_cast<milliseconds>(max_poll_wait);

@@ -27,6 +27,12 @@ public:
   /// How many attempts to claim now while `held` are held; 0: not now.
   int limit(time_point now, int held);
 
+  /// Attempts that would start now, beyond the `held` ones: handlers of
+  /// this process (max_concurrency) and of joined workers not busy.
+  int free_slots(int held) const {
+    return max_ + extra_ - held;
+  }
+
   /// A claim for `limit` returned `n` attempts while `held` were held.
   void claimed(int limit, int n, int held);
 

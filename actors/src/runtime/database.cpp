@@ -184,10 +184,13 @@ caf::expected<std::string> cancel_reporting(database_ptr self, const uuid& id,
 }
 
 // Spawns by name, all or nothing (one request through the single spawn);
-// their `spawned` events to `hub`, if valid.
+// their `spawned` events to `hub`, if valid. With `claim` (one request: a
+// direct dispatch), the single spawn also claims its task in its
+// transaction, and what the claim took goes to `claimed`.
 caf::expected<std::vector<spawn_reply>>
 spawn_named(database_ptr self, const std::vector<spawn_request>& reqs,
-            const event_sink_actor& hub) {
+            const event_sink_actor& hub, const claim_request* claim = nullptr,
+            claim_result* claimed = nullptr) {
   // Checked before the connection: a bad request touches nothing.
   std::vector<named_spawn> resolved;
   resolved.reserve(reqs.size());
@@ -201,6 +204,14 @@ spawn_named(database_ptr self, const std::vector<spawn_request>& reqs,
     return self->state.with_connection(
       [&](queue_connection& c) -> caf::expected<std::vector<spawn_reply>> {
         std::vector<spawn_reply> replies;
+        if (resolved.size() == 1 && claim != nullptr) {
+          auto x = c.spawn_claimed(resolved[0].builder, *claim);
+          if (!x)
+            return std::move(x.error());
+          *claimed = std::move(x->claimed);
+          replies.push_back(spawn_reply{x->spawned.id, x->spawned.created});
+          return replies;
+        }
         if (resolved.size() == 1) {
           auto spawned = resolved[0].builder.spawn(c.connection());
           if (!spawned)
@@ -340,6 +351,15 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
       if (!result)
         return std::move(result.error());
       return std::move(*result);
+    },
+    [=](spawn_atom, const spawn_request& req, const event_sink_actor& hub,
+        const claim_request& claim) -> caf::result<spawn_reply, claim_result> {
+      claim_result claimed;
+      auto result = spawn_named(self, std::vector<spawn_request>{req}, hub,
+                                &claim, &claimed);
+      if (!result)
+        return std::move(result.error());
+      return {result->front(), std::move(claimed)};
     },
   };
 }

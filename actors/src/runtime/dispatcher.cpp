@@ -21,7 +21,7 @@ namespace dispatcher_impl {
 
 void check_drained(dispatcher_ptr self) {
   auto& st = self->state;
-  if (!st.draining || st.held > 0 || st.claiming)
+  if (!st.draining || st.held > 0 || st.claiming || st.reserved > 0)
     return;
   for (auto& rp : st.drained)
     rp.deliver(true);
@@ -68,16 +68,13 @@ void report_endings(dispatcher_ptr self,
   emit(st.events, std::move(events));
 }
 
-// Ends a claim and hands what it returned to the channel actors: one message
-// per channel, its attempts in claim order (while draining, the channels give
-// them back at once). Counts and reports it, and routes the cancels that
-// came meanwhile.
+// Hands what a claim (or a direct dispatch) returned to the channel actors:
+// one message per channel, its attempts in claim order (while draining, the
+// channels give them back at once). Counts and reports it, and routes the
+// cancels that came meanwhile once no claim is in flight.
 void hand_out(dispatcher_ptr self, claim_result& result) {
   auto& st = self->state;
-  st.claiming = false;
-  st.error_backoff = std::chrono::milliseconds{0};
   auto& metrics = *st.ctx->metrics;
-  metrics.claim_returned();
   std::vector<std::pair<channel_entry*, std::vector<claimed_task>>> batches;
   std::unordered_map<channel_entry*, size_t> batch_of;
   for (auto& task : result.tasks)
@@ -98,7 +95,17 @@ void hand_out(dispatcher_ptr self, claim_result& result) {
   }
   for (auto& batch : batches)
     self->send(batch.first->handle, run_atom::value, std::move(batch.second));
-  route_deferred_cancels(self);
+  if (!st.claiming && st.reserved == 0)
+    route_deferred_cancels(self);
+}
+
+// A claim returned: hands out what it took.
+void claim_returned(dispatcher_ptr self, claim_result& result) {
+  auto& st = self->state;
+  st.claiming = false;
+  st.error_backoff = std::chrono::milliseconds{0};
+  st.ctx->metrics->claim_returned();
+  hand_out(self, result);
 }
 
 void claim_failed(dispatcher_ptr self, const caf::error& err) {
@@ -107,7 +114,8 @@ void claim_failed(dispatcher_ptr self, const caf::error& err) {
   st.idle = false;
   // The claim after the backoff is a fair one: it takes them too.
   st.named.clear();
-  route_deferred_cancels(self);
+  if (st.reserved == 0)
+    route_deferred_cancels(self);
   if (st.draining) {
     check_drained(self);
     return;
@@ -124,7 +132,7 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   auto& st = self->state;
   auto full = static_cast<int>(result.tasks.size()) == limit;
   st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
-  hand_out(self, result);
+  claim_returned(self, result);
   if (st.draining) {
     check_drained(self);
     return;
@@ -169,7 +177,7 @@ void maybe_claim(dispatcher_ptr self) {
     return;
   }
   st.claim_again = false;
-  auto limit = st.sizer->limit(self->clock().now(), st.held);
+  auto limit = st.sizer->limit(self->clock().now(), st.held + st.reserved);
   if (limit == 0) {
     // No room now: an ending makes room, so it claims.
     st.idle = false;
@@ -200,7 +208,7 @@ void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
     return;
   }
   if (ids.empty()
-      || st.sizer->limit(self->clock().now(), st.held)
+      || st.sizer->limit(self->clock().now(), st.held + st.reserved)
            < static_cast<int>(ids.size())) {
     maybe_claim(self);
     return;
@@ -214,13 +222,36 @@ void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
   sent.then(
     [=](claim_result& result) {
       auto& st = self->state;
-      hand_out(self, result);
+      claim_returned(self, result);
       if (st.draining)
         check_drained(self);
       else
         claim_next(self, result.wait && result.wait->count() == 0);
     },
     [=](caf::error& err) { claim_failed(self, err); });
+}
+
+// Direct dispatch: a spawn of `name` through the runtime asks for a slot.
+// It gets one if this runner claims that name and an attempt claimed now
+// would start now (a handler here or on a joined worker is free, counting
+// the slots given to other direct dispatches): the claim to make in the
+// spawn's transaction, whose result comes back as (spawn, claim_result).
+// Else the limit is 0, and the spawn takes the normal path.
+claim_request reserve(dispatcher_ptr self, const std::string& name) {
+  auto& st = self->state;
+  claim_request result;
+  result.limit = 0;
+  auto& names = st.request.names;
+  if (!st.ctx->cfg.direct_dispatch || st.draining
+      || std::find(names.begin(), names.end(), name) == names.end()
+      || st.sizer->free_slots(st.held + st.reserved) < 1)
+    return result;
+  ++st.reserved;
+  result = st.request;
+  result.limit = 1;
+  result.pickup_every = 0;
+  result.paused.assign(st.paused.begin(), st.paused.end());
+  return result;
 }
 
 template <class Handle>
@@ -271,6 +302,15 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
         claim_by_id(self, std::move(ids));
     },
     [=](rescan_atom) { maybe_claim(self); },
+    [=](spawn_atom, const std::string& name) { return reserve(self, name); },
+    [=](spawn_atom, claim_result& result) {
+      auto& st = self->state;
+      if (st.reserved > 0)
+        --st.reserved;
+      hand_out(self, result);
+      if (st.draining)
+        check_drained(self);
+    },
     [=](renew_atom) {
       maybe_claim(self);
       if (self->state.keeper)
@@ -279,7 +319,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
     [=](cancel_atom, const std::string& name, const std::string& args,
         const uuid& id) {
       auto& st = self->state;
-      if (st.claiming)
+      if (st.claiming || st.reserved > 0)
         st.deferred_cancels.emplace_back(name, args, id);
       else
         route_cancel(self, name, args, id);

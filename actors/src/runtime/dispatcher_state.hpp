@@ -43,6 +43,10 @@ struct dispatcher_state {
   // Shared with the exit hook, which stops the channels however we end.
   std::shared_ptr<channel_map> channels = std::make_shared<channel_map>();
   int held = 0;
+  // Slots given to direct dispatches (spawns through the runtime that
+  // claim their task in their own transaction) whose claim has not come
+  // back: counted as held by every claim.
+  int reserved = 0;
   claim_request request;
   bool claiming = false;
   bool claim_again = false;
@@ -56,7 +60,8 @@ struct dispatcher_state {
   std::chrono::milliseconds error_backoff{0};
   std::optional<caf::actor_clock::time_point> wake_at;
   std::uint64_t generation = 0;
-  // Cancels that came while a claim was in flight: (name, args, id).
+  // Cancels that came while a claim or a direct dispatch was in flight:
+  // (name, args, id).
   std::vector<std::tuple<std::string, std::string, uuid>> deferred_cancels;
   std::set<std::string> paused;
   bool draining = false;

@@ -20,10 +20,43 @@ namespace runtime_impl {
 
 using face_ptr = face_actor::stateful_pointer<face_state>;
 
+// A spawn through the admin database, in a transaction of its own.
+void spawn_normally(face_ptr self, const spawn_request& req,
+                    caf::typed_response_promise<spawn_reply> rp) {
+  auto& st = self->state;
+  self
+    ->request(st.admin_db, st.request_timeout, spawn_atom::value, req, st.sink)
+    .then([=](spawn_reply& x) mutable { rp.deliver(x); },
+          [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
+// Direct dispatch: the dispatcher gave a slot (`claim`); the admin database
+// spawns the task and claims it in one transaction, and the dispatcher
+// gets what the claim took (nothing after an error), which frees the slot.
+void spawn_dispatched(face_ptr self, const spawn_request& req,
+                      const claim_request& claim,
+                      caf::typed_response_promise<spawn_reply> rp) {
+  auto& st = self->state;
+  auto dispatcher = st.dispatcher;
+  self
+    ->request(st.admin_db, st.request_timeout, spawn_atom::value, req, st.sink,
+              claim)
+    .then(
+      [=](spawn_reply& x, claim_result& claimed) mutable {
+        self->send(dispatcher, spawn_atom::value, std::move(claimed));
+        rp.deliver(x);
+      },
+      [=](caf::error& err) mutable {
+        self->send(dispatcher, spawn_atom::value, claim_result{});
+        rp.deliver(std::move(err));
+      });
+}
+
 face_actor::behavior_type face(face_ptr self, runner_config cfg,
                                runtime_parts parts) {
   auto& st = self->state;
   st.request_timeout = cfg.request_timeout;
+  st.direct_dispatch = cfg.direct_dispatch;
   st.supervisor = self->spawn(supervisor, std::move(cfg), std::move(parts),
                               caf::actor_cast<face_actor>(self));
   self->link_to(st.supervisor);
@@ -101,15 +134,26 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
       return true;
     },
     // While someone subscribes (the sink is valid), the admin database
-    // reports the spawns.
+    // reports the spawns. A spawn of a name this runtime runs asks the
+    // dispatcher for a slot first (direct dispatch).
     [=](spawn_atom, const spawn_request& req) {
       auto& st = self->state;
       auto rp = self->make_response_promise<spawn_reply>();
+      if (!st.direct_dispatch || !st.dispatcher) {
+        spawn_normally(self, req, rp);
+        return rp;
+      }
       self
-        ->request(st.admin_db, st.request_timeout, spawn_atom::value, req,
-                  st.sink)
-        .then([=](spawn_reply& x) mutable { rp.deliver(x); },
-              [=](caf::error& err) mutable { rp.deliver(std::move(err)); });
+        ->request(st.dispatcher, st.request_timeout, spawn_atom::value,
+                  req.name)
+        .then(
+          [=](claim_request& claim) {
+            if (claim.limit > 0)
+              spawn_dispatched(self, req, claim, rp);
+            else
+              spawn_normally(self, req, rp);
+          },
+          [=](caf::error&) { spawn_normally(self, req, rp); });
       return rp;
     },
     [=](spawn_atom, const std::vector<spawn_request>& reqs) {

@@ -64,6 +64,8 @@ using supervisor_type
 struct face_state {
   supervisor_actor supervisor;
   caf::timespan request_timeout;
+  // runner_config::direct_dispatch.
+  bool direct_dispatch = false;
   database_actor admin_db;
   dispatcher_actor dispatcher;
   event_hub_actor events;

@@ -26,11 +26,15 @@
 // token). With CAFMQ_E2E_SCHEDULE_MS set it
 // fires the due schedules that often (0: never, a runner that only drains
 // what the schedules spawned), with CAFMQ_E2E_PREFETCH set it claims that
-// many ahead at most (0: only for free slots).
+// many ahead at most (0: only for free slots). With CAFMQ_E2E_SPAWN_HOLD=N
+// it spawns N "hold" tasks (one retry, 60 s of work) through its own
+// runtime actor once it started, one at a time (direct dispatch while a
+// handler is free), and writes each id to CAFMQ_E2E_SPAWN_LOG if set.
 //
 //   cafmq-e2e runner URL NODE MIN MAX [LEASE_MS]
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -41,6 +45,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <caf/all.hpp>
+
+#include "cafmq/actors/protocol.hpp"
 #include "cafmq/actors/runner.hpp"
 #include "cafmq/current_task.hpp"
 #include "cafmq/error.hpp"
@@ -201,6 +208,32 @@ void wait_until_drained() {
   }
 }
 
+// Spawns `n` "hold" tasks through the runtime actor `rt`, one at a time.
+caf::error spawn_through(const actors::runtime_actor& rt, int n) {
+  auto& sys = caf::actor_cast<caf::actor>(rt)->home_system();
+  caf::scoped_actor self{sys};
+  std::ofstream out;
+  if (auto path = std::getenv("CAFMQ_E2E_SPAWN_LOG"))
+    out.open(path, std::ios::app);
+  for (int i = 0; i < n; ++i) {
+    actors::spawn_request req;
+    req.name = "hold";
+    req.retries = 1;
+    req.json = "60000";
+    caf::error err;
+    self->request(rt, std::chrono::seconds{30}, actors::spawn_atom::value, req)
+      .receive(
+        [&](const actors::spawn_reply& x) {
+          if (out.is_open())
+            out << to_string(x.id) << std::endl;
+        },
+        [&](caf::error& e) { err = std::move(e); });
+    if (err)
+      return err;
+  }
+  return caf::none;
+}
+
 } // namespace
 
 int run_runner(const arguments& args) {
@@ -249,6 +282,9 @@ int run_runner(const arguments& args) {
     return fail(node, runner.error());
   if (auto pidfile = std::getenv("CAFMQ_E2E_PIDFILE"))
     publish(pidfile, std::to_string(getpid()) + "\n");
+  if (auto n = std::getenv("CAFMQ_E2E_SPAWN_HOLD"))
+    if (auto err = spawn_through((*runner)->handle(), std::atoi(n)))
+      return fail(node, err);
   if (on_signals) {
     auto sig = (*runner)->wait_for_signal();
     if (!sig)

@@ -15,6 +15,7 @@
 #include "cafmq/claimed_task.hpp"
 #include "cafmq/connection_options.hpp"
 #include "cafmq/detail/connection_breaker.hpp"
+#include "cafmq/spawn.hpp"
 #include "cafmq/task_backend.hpp"
 
 namespace pqxx {
@@ -132,6 +133,16 @@ inline bool renewed_one(const std::vector<lease_state>& xs) {
   return !xs.empty() && !xs.front().ended;
 }
 
+/// What a direct dispatch wrote in one transaction: the spawn, and the
+/// claim by id of the task it created.
+struct dispatched_spawn {
+  spawn_result spawned;
+  /// The claimed attempt, or no task: the claim did not take it (then its
+  /// `wait` is zero if the task is pending and held back), or the spawn
+  /// created nothing (a unique key's duplicate).
+  claim_result claimed;
+};
+
 /// One database connection that claims tasks and writes their outcomes, each
 /// in a short transaction of its own. Not thread-safe: one owner at a time,
 /// except for its `breaker()`. Also a `task_backend`, so handlers can run on
@@ -149,6 +160,14 @@ public:
   /// Claims up to `req.limit` tasks, continuing the fair rotation (or,
   /// with `req.ids`, those tasks by id).
   caf::expected<claim_result> claim(const claim_request& req);
+
+  /// Direct dispatch: spawns `task` (its id set) and claims it by id as
+  /// `req` would (`req.ids` is replaced by it), in one transaction, so the
+  /// task is written already running and starts once this commits. The
+  /// spawn's notification leaves it out; if the claim did not take a
+  /// pending task, its channel is notified as after a spawn.
+  caf::expected<dispatched_spawn> spawn_claimed(const spawn_builder& task,
+                                                claim_request req);
 
   /// Completes attempts; returns the ids completed (stale ones are left out).
   /// `results` is empty, or one JSON result per attempt ("" where none);

@@ -15,8 +15,11 @@
 // flight at a time; a wake-up during a claim makes it claim again right
 // after). It wakes on notifications, after written failures, and at the
 // nearest scheduled time the database reported (capped by max_poll_wait).
-// A cancel that arrives while a claim is in flight waits for the claim's
-// attempts to reach their owners. An idle channel retires only if nothing
+// A spawn through the runtime may get a slot (direct dispatch): the
+// spawn's own transaction claims the task, which then comes here as a
+// claim's result would; the slot counts as held until it does.
+// A cancel that arrives while a claim or a direct dispatch is in flight
+// waits for its attempts to reach their owners. An idle channel retires only if nothing
 // it was sent is unfinished, so no attempt is ever sent to a channel that
 // is gone.
 // Takes: see dispatcher_actor in detail/protocol.hpp.

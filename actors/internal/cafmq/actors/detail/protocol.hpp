@@ -99,7 +99,12 @@ using database_actor = caf::typed_actor<
                   event_sink_actor>::with<spawn_reply>,
   // runtime: spawn many by name, all or nothing; the hub as above.
   caf::replies_to<spawn_atom, std::vector<spawn_request>,
-                  event_sink_actor>::with<std::vector<spawn_reply>>>;
+                  event_sink_actor>::with<std::vector<spawn_reply>>,
+  // runtime: direct dispatch: spawn by name as above and, in the same
+  // transaction, claim the task as the dispatcher's claim_request says;
+  // answers the spawn and what the claim took.
+  caf::replies_to<spawn_atom, spawn_request, event_sink_actor,
+                  claim_request>::with<spawn_reply, claim_result>>;
 
 /// Runs one non-blocking handler on the scheduler, then quits.
 using job_actor = caf::typed_actor<caf::reacts_to<run_atom>>;
@@ -232,6 +237,13 @@ using dispatcher_actor = caf::typed_actor<
   caf::reacts_to<ready_atom, std::string, std::vector<uuid>>,
   // listener, completer: claim now.
   caf::reacts_to<rescan_atom>,
+  // runtime: a spawn of this task name asks for a slot (direct dispatch):
+  // the claim to make in the spawn's transaction, or limit 0 (none: the
+  // spawn takes the normal path).
+  caf::replies_to<spawn_atom, std::string>::with<claim_request>,
+  // runtime: what a direct dispatch claimed (nothing if it failed or did
+  // not take the task); frees its slot.
+  caf::reacts_to<spawn_atom, claim_result>,
   // listener: it reconnected, so notifications may have been missed:
   // claim now, and have the keeper renew now (a renewal brings the cancels
   // requested meanwhile).
