@@ -2155,6 +2155,35 @@ BEGIN
   RETURN v_result;
 END $$;
 
+CREATE FUNCTION cafmq.spawn_claimed(p_specs json, p_node text, p_names text[], p_channels text[], p_paused text[], p_lease interval, p_max_lost integer) RETURNS TABLE(spawned_id uuid, created boolean, claimed cafmq.claim_row)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_id uuid;
+  v_created boolean;
+BEGIN
+  PERFORM set_config('cafmq.dispatching', p_specs->0->>'id', true);
+  SELECT s.id, s.created INTO v_id, v_created FROM cafmq.spawn(p_specs) s;
+  PERFORM cafmq.refuse_finished_ids(ARRAY[v_id]);
+  PERFORM set_config('cafmq.dispatching', '', true);
+  spawned_id := v_id;
+  created := v_created;
+  IF NOT v_created THEN
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  FOR claimed IN
+    SELECT * FROM cafmq.claim_ids(p_node, p_names, p_channels, p_paused,
+                                  ARRAY[v_id], p_lease, p_max_lost)
+  LOOP
+    RETURN NEXT;
+  END LOOP;
+  PERFORM pg_notify('cafmq_ready', t.channel_name)
+     FROM cafmq.tasks_live t
+    WHERE t.id = v_id AND t.state = 'pending';
+END
+$$;
+
 CREATE FUNCTION cafmq.take_over(p_node text, p_grace interval) RETURNS integer
     LANGUAGE plpgsql
     AS $$

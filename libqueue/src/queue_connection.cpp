@@ -3,8 +3,8 @@
 
 #include <pqxx/pqxx>
 
+#include "cafmq/detail/spawn_access.hpp"
 #include "cafmq/error.hpp"
-#include "cafmq/sql.hpp"
 #include "statements.hpp"
 
 namespace cafmq {
@@ -96,27 +96,18 @@ caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
 }
 
 caf::expected<dispatched_spawn>
-queue_connection::spawn_claimed(const spawn_builder& task, claim_request req) {
+queue_connection::spawn_claimed(const spawn_builder& task,
+                                const claim_request& req) {
+  if (auto err = task.validate())
+    return err;
   if (!task.id())
     return make_error(errc::invalid_argument,
                       "a directly dispatched spawn needs its id");
-  auto id = to_string(*task.id());
-  return guarded([&]() -> caf::expected<dispatched_spawn> {
-    pqxx::work tx{*impl_->conn};
-    tx.exec_params(sql::dispatching, id);
-    auto spawned = task.spawn(tx);
-    if (!spawned)
-      return std::move(spawned.error());
-    dispatched_spawn result{*spawned, {}};
-    if (spawned->created) {
-      req.ids = {*task.id()};
-      req.pickup_every = 0;
-      result.claimed = detail::claim(tx, req, claim_cursor{});
-      if (result.claimed.tasks.empty())
-        tx.exec_params(sql::notify_pending, id);
-    }
-    tx.commit();
-    return result;
+  std::string specs = "[";
+  detail::spawn_access::write_spec(task, specs);
+  specs += ']';
+  return impl_->run_one([&](pqxx::transaction_base& tx) {
+    return detail::spawn_claimed(tx, specs, req);
   });
 }
 

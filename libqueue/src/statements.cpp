@@ -51,16 +51,19 @@ std::vector<uuid> fenced_batch(pqxx::transaction_base& tx, const char* sql,
     tx.exec_params(sql, uuid_array(ids_of(xs)), int_array(attempts_of(xs))));
 }
 
+// An array of `xs`, or NULL when empty (a claim's "no filter").
+std::optional<std::string> array_or_null(const std::vector<std::string>& xs) {
+  if (xs.empty())
+    return std::nullopt;
+  return text_array(xs);
+}
+
 } // namespace
 
 claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                    const claim_cursor& cursor) {
-  std::optional<std::string> channels;
-  if (!req.channels.empty())
-    channels = text_array(req.channels);
-  std::optional<std::string> paused;
-  if (!req.paused.empty())
-    paused = text_array(req.paused);
+  auto channels = array_or_null(req.channels);
+  auto paused = array_or_null(req.paused);
   std::optional<std::string> ids;
   if (!req.ids.empty())
     ids = uuid_array(req.ids);
@@ -68,6 +71,24 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                              channels, paused, req.limit, req.lease.count(),
                              req.max_lost, cursor.channel_name,
                              cursor.channel_args, req.pickup_every, ids);
+  return read_claim(rows);
+}
+
+dispatched_spawn spawn_claimed(pqxx::transaction_base& tx,
+                               const std::string& specs,
+                               const claim_request& req) {
+  auto rows
+    = tx.exec_params(sql::spawn_claimed, specs, req.node, text_array(req.names),
+                     array_or_null(req.channels), array_or_null(req.paused),
+                     req.lease.count(), req.max_lost);
+  dispatched_spawn result;
+  result.spawned.id = to_uuid(rows.at(0)["spawned_id"]);
+  result.spawned.created = rows.at(0)["created"].as<bool>();
+  result.claimed = read_claim(rows);
+  return result;
+}
+
+claim_result read_claim(const pqxx::result& rows) {
   claim_result result;
   result.tasks.reserve(rows.size());
   // Column numbers looked up once: by name, libpq compares (and lower-cases

@@ -19,6 +19,15 @@ namespace cafmq::detail {
 claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                    const claim_cursor& cursor);
 
+/// Reads the rows of a claim (the columns of queries/claim.sql).
+claim_result read_claim(const pqxx::result& rows);
+
+/// Direct dispatch: spawns `specs` (a JSON array of one spec) and claims
+/// it by id as `req` says, in one statement (cafmq.spawn_claimed).
+dispatched_spawn spawn_claimed(pqxx::transaction_base& tx,
+                               const std::string& specs,
+                               const claim_request& req);
+
 /// Returns the ids completed now. `results` is empty, or holds one JSON
 /// result per attempt ("" where none); `workers` is empty, or names the
 /// worker that ran each attempt ("" where the runner did).

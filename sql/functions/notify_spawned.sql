@@ -10,11 +10,10 @@
 -- and a runner with free slots claims them by id (cafmq.claim_ids). Else
 -- it is the channel's name alone, as from cafmq.notify_ready.
 --
--- A task that a runtime dispatches directly (claimed in the transaction
--- that spawns it) is left out: its id is in the transaction's setting
--- cafmq.dispatching (sql/queries/dispatching.sql), and the runtime
--- notifies its channel itself if the claim did not take it
--- (sql/queries/notify_pending.sql).
+-- A task that a runtime dispatches directly (claimed in the statement
+-- that spawns it, cafmq.spawn_claimed) is left out: its id is the setting
+-- cafmq.dispatching meanwhile, and spawn_claimed notifies its channel
+-- itself if the claim did not take it.
 CREATE OR REPLACE FUNCTION cafmq.notify_spawned(
     p_specs cafmq.spawn_spec[], p_created uuid[] DEFAULT NULL)
  RETURNS void

@@ -228,4 +228,29 @@ CAF_TEST(a spawn while every handler is busy takes the normal path) {
   CAF_CHECK(!dispatched(waiting));
 }
 
+CAF_TEST(a unique keys duplicate is not dispatched and frees its slot) {
+  // Two slots: the duplicate gets the free one, and gives it back.
+  start(2, 0);
+  spawn_request keyed;
+  keyed.name = "block";
+  keyed.unique_key = std::string{"k"};
+  auto holder = spawn_through(keyed);
+  wait_state(holder, "running");
+  CAF_CHECK(dispatched(holder));
+  release = true;
+  wait_state(holder, "completed");
+  release = false;
+  auto again = spawn_through(keyed);
+  wait_state(again, "running");
+  // Its duplicate: the holder's id, nothing written, nothing claimed.
+  CAF_CHECK_EQUAL(spawn_through(keyed), again);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks"), 2);
+  release = true;
+  wait_state(again, "completed");
+  // Both slots are free: the next spawn is dispatched.
+  auto next = spawn_through("ok");
+  wait_state(next, "completed");
+  CAF_CHECK(dispatched(next));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -161,13 +161,15 @@ public:
   /// with `req.ids`, those tasks by id).
   caf::expected<claim_result> claim(const claim_request& req);
 
-  /// Direct dispatch: spawns `task` (its id set) and claims it by id as
-  /// `req` would (`req.ids` is replaced by it), in one transaction, so the
-  /// task is written already running and starts once this commits. The
-  /// spawn's notification leaves it out; if the claim did not take a
-  /// pending task, its channel is notified as after a spawn.
+  /// Direct dispatch: spawns `task` (its id set) and claims it by id for
+  /// `req`'s runner (its node, names, channels, local pauses, lease and
+  /// poison bound; not its limit or ids) in one statement, its own
+  /// transaction (cafmq.spawn_claimed): the task is written already
+  /// running and starts once this returns. The spawn's notification
+  /// leaves it out; if the claim did not take a pending task, its channel
+  /// is notified as after a spawn.
   caf::expected<dispatched_spawn> spawn_claimed(const spawn_builder& task,
-                                                claim_request req);
+                                                const claim_request& req);
 
   /// Completes attempts; returns the ids completed (stale ones are left out).
   /// `results` is empty, or one JSON result per attempt ("" where none);
