@@ -155,97 +155,132 @@ CAF_TEST(attempts go to the least loaded worker in one batch each) {
   CAF_CHECK_EQUAL(done[0].kind, task_outcome::released);
 }
 
-CAF_TEST(attempts wait while every worker is full) {
+CAF_TEST(a worker holds twice its capacity and the rest waits) {
   auto [w1, p1] = join("w1", 1);
-  auto xs = run({"remote", "remote"});
+  auto xs = run({"remote", "remote", "remote"});
+  // One runs, one is held ahead on the worker (not started: a takeover
+  // would give it back, and its timeout has not begun), one waits here.
   CAF_REQUIRE_EQUAL(seen(w1).runs.size(), 1u);
-  CAF_CHECK_EQUAL(refs_of(seen(w1).runs[0]), refs({ref_of(xs[0])}));
+  CAF_CHECK_EQUAL(refs_of(seen(w1).runs[0]),
+                  refs({ref_of(xs[0]), ref_of(xs[1])}));
+  CAF_CHECK_EQUAL(started->size(), 1u);
   send_as(w1, p1, done_atom::value,
           std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
   sched.run();
   CAF_CHECK_EQUAL(refs_of(owner_done()), refs({ref_of(xs[0])}));
+  // The one held ahead started when the first ended; the waiting one is
+  // held ahead now.
+  CAF_CHECK_EQUAL(started->size(), 1u);
   CAF_REQUIRE_EQUAL(seen(w1).runs.size(), 2u);
-  CAF_CHECK_EQUAL(refs_of(seen(w1).runs[1]), refs({ref_of(xs[1])}));
+  CAF_CHECK_EQUAL(refs_of(seen(w1).runs[1]), refs({ref_of(xs[2])}));
+  send_as(w1, p1, done_atom::value,
+          std::vector<task_outcome>{outcome(xs[1], task_outcome::completed),
+                                    outcome(xs[2], task_outcome::completed)});
+  sched.run();
+  CAF_CHECK_EQUAL(owner_done().size(), 3u);
+  CAF_CHECK_EQUAL(started->size(), 0u);
   // A worker that joins takes what waits.
-  auto ys = run({"remote"});
+  auto ys = run({"remote", "remote", "remote"});
   auto [w2, p2] = join("w2", 1);
   CAF_REQUIRE_EQUAL(seen(w2).runs.size(), 1u);
-  CAF_CHECK_EQUAL(refs_of(seen(w2).runs[0]), refs({ref_of(ys[0])}));
+  CAF_CHECK_EQUAL(refs_of(seen(w2).runs[0]), refs({ref_of(ys[2])}));
 }
 
 CAF_TEST(a cancel of an attempt on a worker reaches the worker) {
   auto [w1, p1] = join("w1", 1);
-  auto xs = run({"remote", "remote"});
-  send_as(owner, router, cancel_atom::value, ref_of(xs[0]),
-          cancel_reason::cancelled);
+  auto xs = run({"remote", "remote", "remote"});
+  // Running, and held ahead: the worker is told (it takes back one it
+  // holds ahead and reports it unstarted).
+  for (auto i : {0, 1})
+    send_as(owner, router, cancel_atom::value, ref_of(xs[i]),
+            cancel_reason::cancelled);
   sched.run();
-  CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 1u);
+  CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 2u);
   CAF_CHECK_EQUAL(seen(w1).cancels[0].first, ref_of(xs[0]));
+  CAF_CHECK_EQUAL(seen(w1).cancels[1].first, ref_of(xs[1]));
   // The waiting one ends without running.
-  send_as(owner, router, cancel_atom::value, ref_of(xs[1]),
+  send_as(owner, router, cancel_atom::value, ref_of(xs[2]),
           cancel_reason::cancelled);
   sched.run();
   auto done = owner_done();
   CAF_REQUIRE_EQUAL(done.size(), 1u);
-  check_failed(done[0], xs[1], false);
+  check_failed(done[0], xs[2], false);
   CAF_CHECK_EQUAL(seen(w1).runs.size(), 1u);
 }
 
-CAF_TEST(a lost worker fails what it ran and gives back what waited) {
+CAF_TEST(a lost worker fails what it ran and gives back what it held) {
   auto [w1, p1] = join("w1", 1);
-  auto xs = run({"remote", "remote"});
+  auto xs = run({"remote", "remote", "remote"});
   anon_send_exit(w1, exit_reason::kill);
   sched.run();
   auto done = owner_done();
-  CAF_REQUIRE_EQUAL(done.size(), 2u);
-  check_failed(done[0], xs[0], true);
-  CAF_CHECK(done[0].error.find("worker node w1 lost") != std::string::npos);
-  CAF_CHECK_EQUAL(done[1].ref, ref_of(xs[1]));
-  CAF_CHECK_EQUAL(done[1].kind, task_outcome::released);
+  CAF_REQUIRE_EQUAL(done.size(), 3u);
+  auto of = [&](const claimed_task& x) {
+    return *std::find_if(done.begin(), done.end(),
+                         [&](auto& y) { return y.ref == ref_of(x); });
+  };
+  // It ran the first: failed, retryable. The one it held ahead never
+  // started, nor the one waiting here: both go back to the queue.
+  check_failed(of(xs[0]), xs[0], true);
+  CAF_CHECK(of(xs[0]).error.find("worker node w1 lost") != std::string::npos);
+  CAF_CHECK_EQUAL(of(xs[1]).kind, task_outcome::released);
+  CAF_CHECK_EQUAL(of(xs[2]).kind, task_outcome::released);
+  CAF_CHECK_EQUAL(started->size(), 0u);
   // Its late outcome changes nothing.
   anon_send(p1, done_atom::value,
             std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
   sched.run();
-  CAF_CHECK_EQUAL(owner_done().size(), 2u);
+  CAF_CHECK_EQUAL(owner_done().size(), 3u);
   // With no worker left, an attempt of the name is given back at once.
   auto ys = run({"remote"});
   // Copied: the check would keep a reference into a temporary.
   done = owner_done();
-  CAF_REQUIRE_EQUAL(done.size(), 3u);
-  CAF_CHECK_EQUAL(done[2].kind, task_outcome::released);
+  CAF_REQUIRE_EQUAL(done.size(), 4u);
+  CAF_CHECK_EQUAL(done[3].kind, task_outcome::released);
 }
 
 CAF_TEST(a stop gives back what waits and stops the ports) {
   auto [w1, p1] = join("w1", 1);
-  auto xs = run({"remote", "remote"});
+  auto xs = run({"remote", "remote", "remote"});
   anon_send(router, stop_atom::value);
   sched.run();
   auto done = owner_done();
   CAF_REQUIRE_EQUAL(done.size(), 1u);
-  CAF_CHECK_EQUAL(done[0].ref, ref_of(xs[1]));
+  CAF_CHECK_EQUAL(done[0].ref, ref_of(xs[2]));
   CAF_CHECK_EQUAL(done[0].kind, task_outcome::released);
-  // The running attempt ends first; then the worker is told to leave.
+  // The worker gives back what it holds ahead.
+  CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 1u);
+  CAF_CHECK_EQUAL(seen(w1).cancels[0].first, ref_of(xs[1]));
+  CAF_CHECK_EQUAL(seen(w1).cancels[0].second, cancel_reason::shutdown);
+  send_as(w1, p1, done_atom::value,
+          std::vector<task_outcome>{outcome(xs[1], task_outcome::released)});
+  sched.run();
+  // The running attempt ends; then the worker is told to leave.
   CAF_CHECK_EQUAL(seen(w1).stops, 0);
   send_as(w1, p1, done_atom::value,
           std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
   sched.run();
-  CAF_CHECK_EQUAL(owner_done().size(), 2u);
+  CAF_CHECK_EQUAL(owner_done().size(), 3u);
   CAF_CHECK_EQUAL(seen(w1).stops, 1);
 }
 
 CAF_TEST(an owner that ends has its attempts cancelled and their ends dropped) {
   auto [w1, p1] = join("w1", 1);
-  auto xs = run({"remote", "remote"});
+  auto xs = run({"remote", "remote", "remote"});
   CAF_REQUIRE_EQUAL(seen(w1).runs.size(), 1u);
   anon_send_exit(owner, exit_reason::kill);
   sched.run();
-  CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 1u);
-  CAF_CHECK_EQUAL(seen(w1).cancels[0].first, ref_of(xs[0]));
-  CAF_CHECK_EQUAL(seen(w1).cancels[0].second, cancel_reason::lost);
-  // The worker's answer frees its slot; the waiting attempt of the dead
+  // Both on the worker, the running one and the one held ahead.
+  CAF_REQUIRE_EQUAL(seen(w1).cancels.size(), 2u);
+  for (auto& [ref, why] : seen(w1).cancels) {
+    CAF_CHECK(ref == ref_of(xs[0]) || ref == ref_of(xs[1]));
+    CAF_CHECK_EQUAL(why, cancel_reason::lost);
+  }
+  // The worker's answers free its slots; the waiting attempt of the dead
   // owner never starts.
   send_as(w1, p1, done_atom::value,
-          std::vector<task_outcome>{outcome(xs[0], task_outcome::completed)});
+          std::vector<task_outcome>{outcome(xs[0], task_outcome::completed),
+                                    outcome(xs[1], task_outcome::released)});
   sched.run();
   CAF_CHECK_EQUAL(seen(w1).runs.size(), 1u);
   // A new owner's attempt takes the free slot.

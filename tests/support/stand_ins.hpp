@@ -82,8 +82,10 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
 struct runner_log {
   std::vector<std::vector<claimed_task>> runs;
   std::vector<std::pair<attempt_ref, cancel_reason>> cancels;
-  // Outcomes from worker ports (router).
+  // Outcomes from worker ports (router), those of lost workers included.
   std::vector<std::vector<task_outcome>> done;
+  // How many of them came from ports that lost their worker (router).
+  int losses = 0;
   int stops = 0;
 };
 
@@ -127,6 +129,10 @@ stand_in_router(router_actor::stateful_pointer<runner_log> self) {
     },
     [=](done_atom, const std::vector<task_outcome>& xs) {
       self->state.done.push_back(xs);
+    },
+    [=](lost_atom, const std::vector<task_outcome>& xs) {
+      self->state.done.push_back(xs);
+      ++self->state.losses;
     },
     [](exited_atom, std::int64_t, std::int32_t) {},
   };

@@ -19,6 +19,7 @@
 #include "cafmq/sql.hpp"
 #include "cafmq/web/dashboard.hpp"
 #include "config/runner_check.hpp"
+#include "config/work_sharing.hpp"
 #include "embedding/stop_signals.hpp"
 #include "isolation/worker_processes.hpp"
 #include "nodes/node_auth.hpp"
@@ -267,11 +268,7 @@ runner::~runner() {
 caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   auto ptr = std::make_unique<impl>();
   add_message_types(*ptr->cfg);
-  // Work sharing wakes an idle scheduler thread with a condition variable.
-  // CAF's default, work stealing, polls: an idle thread sleeps up to 10 ms
-  // between polls, which a task's pickup latency would pay, and its 50 us
-  // polling naps cost CPU that PostgreSQL needs under load.
-  ptr->cfg->set("scheduler.policy", caf::atom("sharing"));
+  use_work_sharing(*ptr->cfg);
   split_isolated(cfg);
   if (cfg.publish.enabled() || !isolated_tasks(cfg)->empty())
     enable_nodes(*ptr->cfg, cfg.publish.tls);

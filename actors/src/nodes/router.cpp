@@ -30,11 +30,19 @@ bool runs_remotely(const router_state& st, const std::string& name) {
                      [&](auto& w) { return offers(w, name); });
 }
 
+// A worker holds up to this many times its capacity: what it holds beyond
+// it waits there, so that a handler that ends takes the next attempt at
+// once instead of after a round trip to this runner (claim-ahead on the
+// worker). The attempts held ahead are renewed (their channel actors hold
+// them) and cancelled (the worker takes a queued one back) like running
+// ones.
+constexpr int worker_ahead = 2;
+
 // The least loaded worker with room that offers `name`, or nullptr.
 worker_entry* free_worker(router_ptr self, const std::string& name) {
   worker_entry* result = nullptr;
   for (auto& w : *self->state.workers)
-    if (w.load < w.offer.capacity && offers(w, name)
+    if (w.load < worker_ahead * w.offer.capacity && offers(w, name)
         && (result == nullptr || w.load < result->load))
       result = &w;
   return result;
@@ -47,19 +55,42 @@ void give_back(router_ptr self, const channel_actor& owner,
                                            cancel_reason::shutdown, nullptr));
 }
 
+// An attempt starts on its worker: from now on a takeover counts it as
+// started, and its timeout runs.
+void start(router_ptr self, const attempt_ref& ref, placed_attempt& x) {
+  x.ahead = false;
+  x.started = std::chrono::steady_clock::now();
+  self->state.started->add(ref.id, ref.attempt);
+  arm_timeout(ref, x.timeout, x.owner);
+}
+
+// Sends an attempt to `w`: it starts there if a handler is free, else it
+// is held ahead until one that runs ends.
 void send_to(router_ptr self, worker_entry& w, claimed_task task,
              channel_actor owner) {
   auto& st = self->state;
-  st.started->add(task.id, task.attempt);
-  auto& x = st.placed[attempt_ref{task.id, task.attempt}];
+  attempt_ref ref{task.id, task.attempt};
+  auto& x = st.placed[ref];
   x = placed_attempt{};
   x.owner = owner;
   x.port = w.port;
   x.metrics = &st.ctx->metrics->of(task.name);
-  x.started = std::chrono::steady_clock::now();
+  x.timeout = task.timeout;
+  if (w.load - static_cast<int>(w.ahead.size()) < w.offer.capacity) {
+    start(self, ref, x);
+  } else {
+    x.ahead = true;
+    w.ahead.push_back(ref);
+  }
   ++w.load;
-  arm_timeout(task, owner);
   w.batch.push_back(std::move(task));
+}
+
+worker_entry* worker_of(router_ptr self, const worker_port_actor& port) {
+  for (auto& w : *self->state.workers)
+    if (w.port == port)
+      return &w;
+  return nullptr;
 }
 
 // Places an attempt on the least loaded worker that offers its name, or
@@ -112,22 +143,38 @@ void flush(router_ptr self) {
   st.owners.send(self);
 }
 
-// Reports an ended attempt once; later reports of it are ignored.
-void report(router_ptr self, task_outcome outcome) {
+// Reports an ended attempt once; later reports of it are ignored. On a
+// worker that goes on (not `lost`), the ending of an attempt that ran
+// starts the first one held ahead there, as the worker's queue did. One
+// held ahead on a lost worker never started: it goes back to the queue.
+void report(router_ptr self, task_outcome outcome, bool lost = false) {
   auto& st = self->state;
   auto i = st.placed.find(outcome.ref);
   if (i == st.placed.end())
     return;
+  auto ref = outcome.ref;
   auto x = std::move(i->second);
   st.placed.erase(i);
-  st.started->remove(outcome.ref.id);
-  if (x.metrics != nullptr)
-    st.ctx->metrics->ran(*x.metrics,
-                         std::chrono::steady_clock::now() - x.started);
+  st.started->remove(ref.id);
+  auto w = worker_of(self, x.port);
+  if (x.ahead) {
+    if (w != nullptr)
+      w->ahead.erase(std::find(w->ahead.begin(), w->ahead.end(), ref));
+    if (lost)
+      outcome = unstarted_outcome(ref, cancel_reason::shutdown, nullptr);
+  } else {
+    if (x.metrics != nullptr)
+      st.ctx->metrics->ran(*x.metrics,
+                           std::chrono::steady_clock::now() - x.started);
+    if (w != nullptr && !lost && !w->ahead.empty()) {
+      auto next = w->ahead.front();
+      w->ahead.pop_front();
+      start(self, next, st.placed.at(next));
+    }
+  }
   st.owners.add(x.owner, std::move(outcome));
-  for (auto& w : *st.workers)
-    if (w.port == x.port)
-      --w.load;
+  if (w != nullptr)
+    --w->load;
   pump(self);
 }
 
@@ -202,7 +249,7 @@ caf::result<worker_link_actor> join_worker(router_ptr self, worker_offer offer,
   st.ctx->log(
     log_level::info, "worker joined",
     {{"worker", offer.node}, {"names", names}, {"capacity", offer.capacity}});
-  st.workers->push_back(worker_entry{port, std::move(offer), 0, {}});
+  st.workers->push_back(worker_entry{port, std::move(offer), 0, {}, {}});
   report_offer(self);
   pump(self);
   flush(self);
@@ -317,8 +364,8 @@ void log_holdings(router_ptr self) {
                {"workers", workers}});
 }
 
-// The stop: gives back what waits, stops the ports (each ends once its
-// attempts did).
+// The stop: gives back what waits, has the workers give back what they
+// hold ahead, stops the ports (each ends once its attempts did).
 void stop(router_ptr self) {
   auto& st = self->state;
   log_holdings(self);
@@ -327,6 +374,9 @@ void stop(router_ptr self) {
     for (auto& [task, owner] : kvp.second)
       give_back(self, owner, task);
   st.waiting.clear();
+  for (auto& [ref, x] : st.placed)
+    if (x.ahead)
+      self->send(x.port, cancel_atom::value, ref, cancel_reason::shutdown);
   for (auto& w : *st.workers)
     self->send(w.port, stop_atom::value);
   flush(self);
@@ -375,6 +425,17 @@ router_actor::behavior_type router(router_ptr self, context_ptr ctx,
     [=](done_atom, std::vector<task_outcome>& outcomes) {
       for (auto& outcome : outcomes)
         report(self, std::move(outcome));
+      flush(self);
+    },
+    [=](lost_atom, std::vector<task_outcome>& outcomes) {
+      // Those held ahead first: none of them starts on the lost worker.
+      auto& placed = self->state.placed;
+      std::stable_partition(outcomes.begin(), outcomes.end(), [&](auto& x) {
+        auto i = placed.find(x.ref);
+        return i != placed.end() && i->second.ahead;
+      });
+      for (auto& outcome : outcomes)
+        report(self, std::move(outcome), true);
       flush(self);
     },
     [=](exited_atom, std::int64_t pid, std::int32_t status) {

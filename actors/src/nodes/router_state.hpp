@@ -7,6 +7,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -28,17 +29,25 @@ namespace router_impl {
 struct placed_attempt {
   channel_actor owner;
   worker_port_actor port;
-  // Its task's metrics, and when it was placed.
+  // Its task's metrics, and when it started.
   runtime_metrics::task_instruments* metrics = nullptr;
   std::chrono::steady_clock::time_point started;
+  // Its task's timeout, armed when it starts.
+  std::optional<std::chrono::microseconds> timeout;
+  // Held ahead on its worker: queued there, not started.
+  bool ahead = false;
 };
 
 // A joined worker, as the router places attempts on it.
 struct worker_entry {
   worker_port_actor port;
   worker_offer offer;
-  // Attempts on it now.
+  // Attempts on it now, running or held ahead.
   int load = 0;
+  // The attempts held ahead (sent while `capacity` ran), in the order
+  // sent, which is the order the worker starts them in: each ending of
+  // one that ran starts the first (see router.cpp).
+  std::deque<attempt_ref> ahead;
   // Attempts placed by the current message, sent in one batch by `flush`.
   std::vector<claimed_task> batch;
 };

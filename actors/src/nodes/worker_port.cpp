@@ -53,7 +53,7 @@ void lose_worker(port_ptr self, const std::string& why) {
                {"reason", why}});
   st.held.clear();
   if (!outcomes.empty())
-    self->send(st.router, done_atom::value, std::move(outcomes));
+    self->send(st.router, lost_atom::value, std::move(outcomes));
   self->quit();
 }
 

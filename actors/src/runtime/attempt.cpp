@@ -228,9 +228,14 @@ task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
 }
 
 void arm_timeout(const claimed_task& task, const channel_actor& owner) {
-  if (task.timeout)
-    caf::delayed_anon_send(owner, *task.timeout, deadline_atom::value,
-                           attempt_ref{task.id, task.attempt},
+  arm_timeout(attempt_ref{task.id, task.attempt}, task.timeout, owner);
+}
+
+void arm_timeout(const attempt_ref& ref,
+                 const std::optional<std::chrono::microseconds>& timeout,
+                 const channel_actor& owner) {
+  if (timeout)
+    caf::delayed_anon_send(owner, *timeout, deadline_atom::value, ref,
                            cancel_reason::timeout);
 }
 

@@ -75,4 +75,9 @@ task_outcome unstarted_outcome(const attempt_ref& ref, cancel_reason why,
 /// to the owner, which decides what it means.
 void arm_timeout(const claimed_task& task, const channel_actor& owner);
 
+/// The same for an attempt and its task's timeout, if any.
+void arm_timeout(const attempt_ref& ref,
+                 const std::optional<std::chrono::microseconds>& timeout,
+                 const channel_actor& owner);
+
 } // namespace cafmq::actors

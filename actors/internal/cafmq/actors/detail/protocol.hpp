@@ -173,6 +173,9 @@ using router_actor = attempt_runner_actor::extend<
                   worker_actor>::with<worker_link_actor>,
   // a worker port: attempts on its worker ended.
   caf::reacts_to<done_atom, std::vector<task_outcome>>,
+  // a worker port: its worker was lost; every attempt it held failed (the
+  // router gives back those that had not started: held ahead).
+  caf::reacts_to<lost_atom, std::vector<task_outcome>>,
   // runtime: the worker process with this pid ended (wait status).
   caf::reacts_to<exited_atom, std::int64_t, std::int32_t>>;
 
