@@ -599,7 +599,7 @@ BEGIN
   WITH claimed AS (
     UPDATE cafmq.tasks_live t
        SET (state, attempt, run_at, started_at, node, finished_at, last_error,
-            lost_attempts, earlier_attempts) = (
+            lost_attempts, earlier_attempts, worker) = (
          SELECT CASE WHEN e.ending IS NULL THEN 'running'::cafmq.task_state
                      ELSE t.state END,
                 CASE WHEN e.ending IS NULL THEN t.attempt + 1
@@ -629,8 +629,12 @@ BEGIN
                   THEN coalesce(t.earlier_attempts, '[]')
                        || cafmq.attempt_entry(t.attempt, t.started_at,
                                               least(t.run_at, now()), 'lost',
-                                              'lease expired', t.node, NULL)
-                  ELSE t.earlier_attempts END
+                                              'lease expired', t.node,
+                                              NULL, t.worker)
+                  ELSE t.earlier_attempts END,
+                -- The worker of the new attempt is recorded once it starts
+                -- there (cafmq.record_workers).
+                CASE WHEN e.ending IS NULL THEN NULL ELSE t.worker END
            -- Why the task ends instead of running; NULL: it runs.
            FROM (SELECT CASE
                    WHEN t.cancel_requested THEN 'cancelled'
@@ -680,7 +684,9 @@ BEGIN
              cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
                                           THEN 'cancelled'
                                           ELSE 'failed' END::cafmq.task_state,
-                                NULL, NULL, (e.t).lost_attempts) h
+                                NULL, NULL, (e.t).lost_attempts,
+                                CASE WHEN (e.t).state = 'running'
+                                     THEN (e.t).worker END) h
       RETURNING *),
     counted AS (
       INSERT INTO cafmq.finished_counts
@@ -1039,12 +1045,14 @@ DECLARE
 BEGIN
   RETURN QUERY
   UPDATE cafmq.tasks_live t
-     SET (state, run_at, last_error, lost_attempts, earlier_attempts) = (
+     SET (state, run_at, last_error, lost_attempts, earlier_attempts,
+          worker) = (
          SELECT 'pending'::cafmq.task_state, r.at, f.error, 0,
                 coalesce(t.earlier_attempts, '[]')
                 || cafmq.attempt_entry(t.attempt, t.started_at, now(),
                                        'failed', f.error, t.node, r.at,
-                                       f.worker)
+                                       f.worker),
+                NULL::text
            FROM (SELECT now() + cafmq.retry_delay(
                    t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter,
                    f.draw)) AS r (at))
@@ -1578,7 +1586,20 @@ $$;
 CREATE FUNCTION cafmq.record_started(p_node text, p_ids uuid[]) RETURNS void
     LANGUAGE sql
     AS $$
-  UPDATE cafmq.sessions SET started = p_ids WHERE node = p_node
+  UPDATE cafmq.sessions SET started = coalesce(p_ids, started)
+   WHERE node = p_node AND p_ids IS NOT NULL
+$$;
+
+CREATE FUNCTION cafmq.record_workers(p_ids uuid[], p_attempts integer[], p_workers text[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  UPDATE cafmq.tasks_live t SET worker = w.worker
+    FROM unnest(p_ids, p_attempts, p_workers) AS w (id, attempt, worker)
+   WHERE t.id = w.id AND t.attempt = w.attempt
+     AND t.id IN (SELECT l.id FROM cafmq.tasks_live l
+                   WHERE l.id = ANY (p_ids) AND l.state = 'running'
+                   ORDER BY l.id
+                     FOR UPDATE SKIP LOCKED)
 $$;
 
 CREATE FUNCTION cafmq.refuse_finished_ids(p_ids uuid[]) RETURNS void
@@ -1806,7 +1827,7 @@ BEGIN
                                    v_task.last_error, v_task.node, now(),
                                    v_task.worker);
         END IF;
-        v_task.worker := NULL; -- set in the history only
+        v_task.worker := NULL; -- the worker of a running attempt only
         v_task.state := 'pending';
         IF v_task.parents_left IS NOT NULL THEN
           -- A child waits for its parents that are live.

@@ -5,6 +5,8 @@
 
 #include "cafmq/detail/spawn_access.hpp"
 #include "cafmq/error.hpp"
+#include "cafmq/sql.hpp"
+#include "sql_util.hpp"
 #include "statements.hpp"
 
 namespace cafmq {
@@ -93,6 +95,19 @@ caf::expected<claim_result> queue_connection::claim(const claim_request& req) {
   if (result && req.ids.empty())
     cursor_ = result->cursor;
   return result;
+}
+
+void record_started(pqxx::connection_base& conn, const std::string& node,
+                    const std::optional<std::vector<uuid>>& started,
+                    const std::vector<uuid>& worker_ids,
+                    const std::vector<int>& attempts,
+                    const std::vector<std::string>& workers) {
+  std::optional<std::string> ids;
+  if (started)
+    ids = detail::uuid_array(*started);
+  pqxx::nontransaction{conn}.exec_params(
+    sql::record_started, node, ids, detail::uuid_array(worker_ids),
+    detail::int_array(attempts), detail::text_array(workers));
 }
 
 caf::expected<dispatched_spawn>

@@ -24,7 +24,7 @@ BEGIN
   WITH claimed AS (
     UPDATE cafmq.tasks_live t
        SET (state, attempt, run_at, started_at, node, finished_at, last_error,
-            lost_attempts, earlier_attempts) = (
+            lost_attempts, earlier_attempts, worker) = (
          SELECT CASE WHEN e.ending IS NULL THEN 'running'::cafmq.task_state
                      ELSE t.state END,
                 CASE WHEN e.ending IS NULL THEN t.attempt + 1
@@ -54,8 +54,12 @@ BEGIN
                   THEN coalesce(t.earlier_attempts, '[]')
                        || cafmq.attempt_entry(t.attempt, t.started_at,
                                               least(t.run_at, now()), 'lost',
-                                              'lease expired', t.node, NULL)
-                  ELSE t.earlier_attempts END
+                                              'lease expired', t.node,
+                                              NULL, t.worker)
+                  ELSE t.earlier_attempts END,
+                -- The worker of the new attempt is recorded once it starts
+                -- there (cafmq.record_workers).
+                CASE WHEN e.ending IS NULL THEN NULL ELSE t.worker END
            -- Why the task ends instead of running; NULL: it runs.
            FROM (SELECT CASE
                    WHEN t.cancel_requested THEN 'cancelled'
@@ -105,7 +109,9 @@ BEGIN
              cafmq.finished_row(e.t, CASE WHEN (e.t).cancel_requested
                                           THEN 'cancelled'
                                           ELSE 'failed' END::cafmq.task_state,
-                                NULL, NULL, (e.t).lost_attempts) h
+                                NULL, NULL, (e.t).lost_attempts,
+                                CASE WHEN (e.t).state = 'running'
+                                     THEN (e.t).worker END) h
       RETURNING *),
     counted AS (
       INSERT INTO cafmq.finished_counts

@@ -28,12 +28,14 @@ DECLARE
 BEGIN
   RETURN QUERY
   UPDATE cafmq.tasks_live t
-     SET (state, run_at, last_error, lost_attempts, earlier_attempts) = (
+     SET (state, run_at, last_error, lost_attempts, earlier_attempts,
+          worker) = (
          SELECT 'pending'::cafmq.task_state, r.at, f.error, 0,
                 coalesce(t.earlier_attempts, '[]')
                 || cafmq.attempt_entry(t.attempt, t.started_at, now(),
                                        'failed', f.error, t.node, r.at,
-                                       f.worker)
+                                       f.worker),
+                NULL::text
            FROM (SELECT now() + cafmq.retry_delay(
                    t.backoff, t.backoff_cap, t.attempt, t.backoff_jitter,
                    f.draw)) AS r (at))

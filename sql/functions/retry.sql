@@ -42,7 +42,7 @@ BEGIN
                                    v_task.last_error, v_task.node, now(),
                                    v_task.worker);
         END IF;
-        v_task.worker := NULL; -- set in the history only
+        v_task.worker := NULL; -- the worker of a running attempt only
         v_task.state := 'pending';
         IF v_task.parents_left IS NOT NULL THEN
           -- A child waits for its parents that are live.

@@ -183,6 +183,58 @@ CAF_TEST(worker nodes run every task once and a killed one loses nothing) {
     0);
 }
 
+CAF_TEST(an attempt lost with its runner names the worker that ran it) {
+  std::vector<spawn_builder> xs(2, spawn_builder{"remote_record"});
+  spawn_or_throw(*conn, xs);
+  scratch s;
+  reaper guard;
+  // A lease of 2 s; the worker's handlers never return.
+  auto node = start_node(url, s, 2000);
+  CAF_REQUIRE(node != nullptr);
+  auto a = start_worker(s, "a", 2, {}, 0);
+  CAF_REQUIRE(a != nullptr);
+  auto node_pid = std::stoi(s.wait_for("node.pid"));
+  guard.pids.push_back(node_pid);
+  guard.pids.push_back(std::stoi(s.wait_for("a.pid")));
+  s.wait_for("a.holding", 120s);
+  // The runner's session wrote on each running row the worker running it.
+  auto on_a = [&] {
+    return query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE state = "
+                            "'running' AND worker = 'a'");
+  };
+  for (int i = 0; i < 6000 && on_a() < 2; ++i)
+    std::this_thread::sleep_for(10ms);
+  CAF_REQUIRE_EQUAL(on_a(), 2);
+  CAF_REQUIRE_EQUAL(kill(node_pid, SIGKILL), 0);
+  std::string out;
+  CAF_CHECK_NOT_EQUAL(finish_process(node, out), 0);
+  // Once the leases lapsed, a claim finds both attempts lost, each with
+  // the worker it was lost with; the new attempts name none yet.
+  auto poller = this->poller();
+  claim_request req;
+  req.node = "heir";
+  req.names = {"remote_record"};
+  req.limit = 10;
+  std::size_t claimed = 0;
+  for (int i = 0; i < 600 && claimed < 2; ++i) {
+    auto got = poller->claim(req);
+    CAF_REQUIRE(got);
+    claimed += got->tasks.size();
+    if (claimed < 2)
+      std::this_thread::sleep_for(100ms);
+  }
+  CAF_REQUIRE_EQUAL(claimed, 2u);
+  CAF_CHECK_EQUAL(
+    query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE attempt = 2 AND "
+                     "node = 'heir' AND worker IS NULL AND "
+                     "earlier_attempts @> '[{\"attempt\": 1, \"outcome\": "
+                     "\"lost\", \"node\": \"runner\", \"worker\": "
+                     "\"a\"}]'"),
+    2);
+  kill(guard.pids.back(), SIGKILL);
+  finish_process(a, out);
+}
+
 CAF_TEST(worker nodes given the database complete in their own transactions) {
   constexpr int total = 2000;
   constexpr int lease_ms = 3600 * 1000; // lost attempts fail at once

@@ -57,10 +57,11 @@ void give_back(router_ptr self, const channel_actor& owner,
 
 // An attempt starts on its worker: from now on a takeover counts it as
 // started, and its timeout runs.
-void start(router_ptr self, const attempt_ref& ref, placed_attempt& x) {
+void start(router_ptr self, const attempt_ref& ref, placed_attempt& x,
+           const worker_entry& w) {
   x.ahead = false;
   x.started = std::chrono::steady_clock::now();
-  self->state.started->add(ref.id, ref.attempt);
+  self->state.started->add(ref.id, ref.attempt, w.offer.node);
   arm_timeout(ref, x.timeout, x.owner);
 }
 
@@ -77,7 +78,7 @@ void send_to(router_ptr self, worker_entry& w, claimed_task task,
   x.metrics = &st.ctx->metrics->of(task.name);
   x.timeout = task.timeout;
   if (w.load - static_cast<int>(w.ahead.size()) < w.offer.capacity) {
-    start(self, ref, x);
+    start(self, ref, x, w);
   } else {
     x.ahead = true;
     w.ahead.push_back(ref);
@@ -169,7 +170,7 @@ void report(router_ptr self, task_outcome outcome, bool lost = false) {
     if (w != nullptr && !lost && !w->ahead.empty()) {
       auto next = w->ahead.front();
       w->ahead.pop_front();
-      start(self, next, st.placed.at(next));
+      start(self, next, st.placed.at(next), *w);
     }
   }
   st.owners.add(x.owner, std::move(outcome));

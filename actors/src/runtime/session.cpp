@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include "cafmq/connection_options.hpp"
+#include "cafmq/detail/queue_connection.hpp"
 #include "cafmq/error.hpp"
 #include "cafmq/sql.hpp"
 #include "runtime/listening_connection.hpp"
@@ -154,17 +155,11 @@ void keep_session(session_ptr self, std::chrono::steady_clock::time_point now) {
   // with every handler.
   if (now >= st.next_record) {
     st.next_record = now + record_period;
-    if (auto ids = st.started->take_changes()) {
-      std::string arr = "{";
-      for (auto& id : *ids) {
-        if (arr.size() > 1)
-          arr += ',';
-        arr += to_string(id);
-      }
-      arr += '}';
-      pqxx::nontransaction{*st.link.conn}.exec_params(sql::record_started,
-                                                      cfg.node, arr);
-    }
+    auto on_workers = st.started->take_worker_starts();
+    auto ids = st.started->take_changes();
+    if (ids || !on_workers.ids.empty())
+      record_started(*st.link.conn, cfg.node, ids, on_workers.ids,
+                     on_workers.attempts, on_workers.workers);
   }
   if (now < st.next_takeover)
     return;

@@ -6,10 +6,14 @@
 // ends; the listener writes the set to the runner's session when it changed
 // (cafmq.record_started), so that a runner that takes over this one's tasks
 // after it died gives claimed-ahead attempts that never started their
-// attempt back. Thread-safe: executor threads add what they start.
+// attempt back. An attempt that starts on a joined worker names it: the
+// session writes that to the task's row too (cafmq.record_workers), so
+// that the attempt, if its lease is lost, names the worker it was lost
+// with. Thread-safe: executor threads add what they start.
 
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -18,11 +22,30 @@
 
 namespace cafmq::actors {
 
+/// Attempts that started on joined workers, not written yet.
+struct worker_starts {
+  std::vector<uuid> ids;
+  std::vector<int> attempts;
+  std::vector<std::string> workers;
+};
+
 class started_attempts {
 public:
-  void add(const uuid& id, int attempt) {
+  /// `worker`: the worker node or process it started on; empty: here.
+  void add(const uuid& id, int attempt, const std::string& worker = {}) {
     std::lock_guard<std::mutex> guard{mtx_};
     changed_ |= ids_.insert_or_assign(id, attempt).second;
+    if (worker.empty())
+      return;
+    on_workers_.ids.push_back(id);
+    on_workers_.attempts.push_back(attempt);
+    on_workers_.workers.push_back(worker);
+  }
+
+  /// The attempts that started on workers since the last call.
+  worker_starts take_worker_starts() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return std::exchange(on_workers_, {});
   }
 
   void remove(const uuid& id) {
@@ -65,6 +88,7 @@ private:
   std::mutex mtx_;
   std::unordered_map<uuid, int> ids_;
   bool changed_ = false;
+  worker_starts on_workers_;
 };
 
 } // namespace cafmq::actors

@@ -2,12 +2,15 @@
 // `cafmq-e2e runner-node`: a runner node for the remote worker e2e tests:
 // it owns the database, runs no handler (it declares the workers' tasks as
 // remote_tasks) and publishes its control interface on a free port of
-// 127.0.0.1 with SECRET; writes the port to DIR/port and runs until
+// 127.0.0.1 with SECRET; writes its pid to DIR/node.pid and the port to
+// DIR/port, and runs until
 // DIR/stop exists, then stops gracefully and prints its counters.
 //
 //   cafmq-e2e runner-node URL NODE SECRET DIR LEASE_MS
 
 #include <iostream>
+
+#include <unistd.h>
 
 #include "cafmq/actors/runner.hpp"
 #include "cafmq/current_task.hpp"
@@ -37,6 +40,7 @@ int run_runner_node(const arguments& args) {
   auto runner = actors::runner::start(cfg);
   if (!runner)
     return fail(cfg.node, runner.error());
+  publish(dir + "/node.pid", std::to_string(getpid()));
   publish(dir + "/port", std::to_string(*(*runner)->node_port()));
   wait_for_file(dir + "/stop");
   auto stats = (*runner)->stats();

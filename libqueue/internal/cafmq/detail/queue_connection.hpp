@@ -143,6 +143,17 @@ struct dispatched_spawn {
   claim_result claimed;
 };
 
+/// A runner's record of the attempts that started in it (its session's
+/// `started`, if `started` is set: cafmq.record_started), and of those that
+/// started on joined workers since the last record, each on its task's row
+/// (`worker_ids`, `attempts`, `workers`: cafmq.record_workers). Throws
+/// libpqxx exceptions.
+void record_started(pqxx::connection_base& conn, const std::string& node,
+                    const std::optional<std::vector<uuid>>& started,
+                    const std::vector<uuid>& worker_ids,
+                    const std::vector<int>& attempts,
+                    const std::vector<std::string>& workers);
+
 /// One database connection that claims tasks and writes their outcomes, each
 /// in a short transaction of its own. Not thread-safe: one owner at a time,
 /// except for its `breaker()`. Also a `task_backend`, so handlers can run on
