@@ -143,9 +143,10 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
         spawn_normally(self, req, rp);
         return rp;
       }
-      self
-        ->request(st.dispatcher, st.request_timeout, spawn_atom::value,
-                  req.name)
+      // No timeout: a slot granted to a request that timed out would stay
+      // counted; an error means the dispatcher ended (a new one counts
+      // nothing of it).
+      self->request(st.dispatcher, caf::infinite, spawn_atom::value, req.name)
         .then(
           [=](claim_request& claim) {
             if (claim.limit > 0)
