@@ -1586,7 +1586,7 @@ $$;
 CREATE FUNCTION cafmq.record_started(p_node text, p_ids uuid[]) RETURNS void
     LANGUAGE sql
     AS $$
-  UPDATE cafmq.sessions SET started = coalesce(p_ids, started)
+  UPDATE cafmq.sessions SET started = p_ids
    WHERE node = p_node AND p_ids IS NOT NULL
 $$;
 

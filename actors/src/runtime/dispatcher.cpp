@@ -242,14 +242,12 @@ claim_request reserve(dispatcher_ptr self, const std::string& name) {
   claim_request result;
   result.limit = 0;
   auto& names = st.request.names;
-  if (!st.ctx->cfg.direct_dispatch || st.draining
-      || std::find(names.begin(), names.end(), name) == names.end()
+  if (st.draining || std::find(names.begin(), names.end(), name) == names.end()
       || st.sizer->free_slots(st.held + st.reserved) < 1)
     return result;
   ++st.reserved;
   result = st.request;
   result.limit = 1;
-  result.pickup_every = 0;
   result.paused.assign(st.paused.begin(), st.paused.end());
   return result;
 }

@@ -19,10 +19,9 @@
 // spawn's own transaction claims the task, which then comes here as a
 // claim's result would; the slot counts as held until it does.
 // A cancel that arrives while a claim or a direct dispatch is in flight
-// waits for its attempts to reach their owners. An idle channel retires only if nothing
-// it was sent is unfinished, so no attempt is ever sent to a channel that
-// is gone.
-// Takes: see dispatcher_actor in detail/protocol.hpp.
+// waits for its attempts to reach their owners. An idle channel retires only if
+// nothing it was sent is unfinished, so no attempt is ever sent to a channel
+// that is gone. Takes: see dispatcher_actor in detail/protocol.hpp.
 
 #include <caf/fwd.hpp>
 
