@@ -65,6 +65,27 @@ CAF_TEST(handlers that block all get a thread) {
   CAF_CHECK_EQUAL(started->arrived, n);
 }
 
+CAF_TEST(handlers posted one by one while others block all get a thread) {
+  // Each job is posted alone, after the ones before it started and block:
+  // the productive threads are busy, and only the monitor can wake a thread
+  // for each later job.
+  constexpr int n = 6;
+  auto started = std::make_shared<gate>();
+  auto finished = std::make_shared<gate>();
+  executor exec{n, 2, 1ms};
+  for (int i = 0; i < n; ++i) {
+    std::vector<executor::job> jobs;
+    jobs.push_back(make_job(i, [=] {
+      started->arrive();
+      started->wait_for(n, 30s);
+      finished->arrive();
+    }));
+    exec.post(std::move(jobs));
+    CAF_REQUIRE(started->wait_for(i + 1, 30s));
+  }
+  CAF_CHECK(finished->wait_for(n, 60s));
+}
+
 CAF_TEST(short handlers run on the productive threads only) {
   // Nothing counts as blocked (an hour): bursts of short jobs must never
   // run on more than the two productive threads of 16 at once.

@@ -19,7 +19,7 @@
 #include "cafmq/sql.hpp"
 #include "cafmq/web/dashboard.hpp"
 #include "config/runner_check.hpp"
-#include "config/work_sharing.hpp"
+#include "config/scheduler.hpp"
 #include "embedding/stop_signals.hpp"
 #include "isolation/worker_processes.hpp"
 #include "nodes/node_auth.hpp"
@@ -268,7 +268,7 @@ runner::~runner() {
 caf::expected<std::unique_ptr<runner>> runner::start(runner_config cfg) {
   auto ptr = std::make_unique<impl>();
   add_message_types(*ptr->cfg);
-  use_work_sharing(*ptr->cfg);
+  configure_scheduler(*ptr->cfg);
   split_isolated(cfg);
   if (cfg.publish.enabled() || !isolated_tasks(cfg)->empty())
     enable_nodes(*ptr->cfg, cfg.publish.tls);

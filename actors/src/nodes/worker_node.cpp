@@ -8,7 +8,7 @@
 #include "cafmq/actors/node.hpp"
 #include "cafmq/actors/worker.hpp"
 #include "cafmq/error.hpp"
-#include "config/work_sharing.hpp"
+#include "config/scheduler.hpp"
 
 namespace cafmq::actors {
 
@@ -52,7 +52,7 @@ worker_node::start(worker_config cfg, const node_endpoint& where,
     return err;
   auto ptr = std::make_unique<impl>();
   add_message_types(ptr->cfg);
-  use_work_sharing(ptr->cfg);
+  configure_scheduler(ptr->cfg);
   enable_nodes(ptr->cfg, tls);
   ptr->sys = std::make_unique<caf::actor_system>(ptr->cfg);
   auto node

@@ -28,6 +28,14 @@ struct executor::shared {
   clock_type::duration blocked_after;
   std::shared_ptr<executor::gate> gate = std::make_shared<executor::gate>();
 
+  // Whether the monitor has anything to watch: jobs wait, and threads sleep
+  // that no wake-up was granted to. A thread sleeps only when the queue is
+  // empty, so this turns true only when jobs are posted (`post`). Call with
+  // the lock held.
+  bool may_need_monitor() const {
+    return !jobs.empty() && sleeping > tickets;
+  }
+
   // Wakes sleeping threads for waiting jobs: up to `productive` threads
   // that are awake and not blocked, and (from the monitor) at least as many
   // as are blocked. Call with the lock held.
@@ -102,12 +110,13 @@ executor::executor(std::size_t threads, std::size_t productive,
   }
   if (threads == 0)
     return;
-  // The monitor: while jobs wait, every `blocked_after` it wakes threads for
-  // those whose handlers block.
+  // The monitor: while jobs wait for a sleeping thread that no wake-up was
+  // granted to, every `blocked_after` it wakes threads for those whose
+  // handlers block.
   std::thread{[st = st_] {
     std::unique_lock<std::mutex> guard{st->mtx};
     while (!st->closed) {
-      if (st->jobs.empty()) {
+      if (!st->may_need_monitor()) {
         st->monitor_cv.wait(guard);
         continue;
       }
@@ -142,11 +151,13 @@ void executor::post(std::vector<job> xs) {
   if (xs.empty())
     return;
   std::lock_guard<std::mutex> guard{st_->mtx};
-  auto was_empty = st_->jobs.empty();
+  auto needed_before = st_->may_need_monitor();
   for (auto& x : xs)
     st_->jobs.push_back(std::move(x));
   st_->wake(false);
-  if (was_empty)
+  // Jobs that the woken threads take need no monitor: waking it for each
+  // would cost a busy runner a context switch per job.
+  if (!needed_before && st_->may_need_monitor())
     st_->monitor_cv.notify_one();
 }
 
