@@ -62,16 +62,19 @@ std::optional<std::string> array_or_null(const std::vector<std::string>& xs) {
 
 claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                    const claim_cursor& cursor) {
+  static const std::string fair = std::string{sql::claim_columns} + sql::claim;
+  static const std::string by_id
+    = std::string{sql::claim_columns} + sql::claim_ids;
   auto channels = array_or_null(req.channels);
   auto paused = array_or_null(req.paused);
-  std::optional<std::string> ids;
   if (!req.ids.empty())
-    ids = uuid_array(req.ids);
-  auto rows = tx.exec_params(sql::claim, req.node, text_array(req.names),
-                             channels, paused, req.limit, req.lease.count(),
-                             req.max_lost, cursor.channel_name,
-                             cursor.channel_args, req.pickup_every, ids);
-  return read_claim(rows);
+    return read_claim(tx.exec_params(
+      by_id, req.node, text_array(req.names), channels, paused,
+      req.pickup_every, req.lease.count(), req.max_lost, uuid_array(req.ids)));
+  return read_claim(tx.exec_params(fair, req.node, text_array(req.names),
+                                   channels, paused, req.pickup_every,
+                                   req.lease.count(), req.max_lost, req.limit,
+                                   cursor.channel_name, cursor.channel_args));
 }
 
 dispatched_spawn spawn_claimed(pqxx::transaction_base& tx,

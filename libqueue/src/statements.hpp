@@ -19,7 +19,7 @@ namespace cafmq::detail {
 claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                    const claim_cursor& cursor);
 
-/// Reads the rows of a claim (the columns of queries/claim.sql).
+/// Reads the rows of a claim (the columns of queries/claim_columns.sql).
 claim_result read_claim(const pqxx::result& rows);
 
 /// Direct dispatch: spawns `specs` (a JSON array of one spec) and claims

@@ -2,7 +2,7 @@
 -- Direct dispatch (cafmq.spawn_claimed): spawns the spec $1 (a JSON array
 -- of one) and claims it by id for this runner ($2 node, $3 names, $4
 -- channels, $5 local pauses, $6 lease in µs, $7 poison bound), in one
--- statement. The claim's columns as queries/claim.sql returns them (no
+-- statement. The claim's columns as queries/claim_columns.sql gives them (no
 -- pickup sample: the task waited for nothing), and the spawn's result.
 SELECT x.spawned_id, x.created, c.id, c.name, c.channel_name,
        c.channel_args, c.attempt, c.max_attempts, c.ordered,
