@@ -236,6 +236,7 @@ migrate(pqxx::connection_base& conn,
       tx->exec_params(sql::migrate_record_function, std::string{f->name},
                       std::string{f->checksum});
     }
+    tx->exec(sql::migrate_partitions);
     tx->commit();
     return current;
   });
