@@ -18,6 +18,9 @@
 //                                      connections and the runner's
 //                                      concurrency, default 4, as the
 //                                      same-shape reference's 4 clients)
+//               [--prepare=0|1]        (cafmq's statements run prepared on
+//                                      the runners' and the application's
+//                                      connections; default 1)
 //               [--db-prefix=P]        (the fresh databases' names: P0, P1,
 //                                      ...; default cafmq_bench_)
 //               [--rate=R --seconds=S] (held_snapshot: tasks spawned per
@@ -86,6 +89,8 @@ int prefetch = -1;
 int tx_pool = 4;
 // takeover_interval in ms; -1 keeps the runner's default.
 int takeover_ms = -1;
+// --prepare: connection_options::prepare_statements of the runners.
+bool prepare_statements = true;
 // --payload: the length the tasks' JSON payloads are padded to; 0: none.
 int payload_bytes = 0;
 // latency: how many timed spawns, 10 ms apart.
@@ -215,11 +220,20 @@ void report(const std::string& what, const std::string& unit, double value) {
   table.push_back({what, unit, {value}});
 }
 
+// --prepare: cafmq's statements run prepared on the application's
+// connection `conn` too, while the result lives.
+std::unique_ptr<cafmq::prepared_statements> prepare_on(pqxx::connection& conn) {
+  if (!prepare_statements)
+    return nullptr;
+  return std::make_unique<cafmq::prepared_statements>(conn);
+}
+
 // -- spawn ------------------------------------------------------------------
 
 void bench_spawn() {
   auto url = fresh_database();
   pqxx::connection conn{url};
+  auto prepared = prepare_on(conn);
   auto n_one = std::min(n_tasks, 5000);
   auto xs = noop_tasks(n_one);
   auto t0 = clock_type::now();
@@ -279,8 +293,10 @@ double process_cpu_us() {
 class connection_pool {
 public:
   connection_pool(const std::string& url, int n) {
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
       idle_.push_back(std::make_unique<pqxx::connection>(url));
+      prepared_.push_back(prepare_on(*idle_.back()));
+    }
   }
 
   template <class F>
@@ -311,6 +327,8 @@ private:
   std::mutex mtx_;
   std::condition_variable returned_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
+  // --prepare: cafmq's statements run prepared on them (destroyed first).
+  std::vector<std::unique_ptr<cafmq::prepared_statements>> prepared_;
 };
 
 // The drains' runner options from the command line (none: the defaults).
@@ -324,6 +342,7 @@ void apply_runner_options(cafmq::actors::runner_config& cfg) {
   if (takeover_ms >= 0)
     cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
   cfg.metrics_listen = metrics_listen;
+  cfg.connection.prepare_statements = prepare_statements;
 }
 
 // Between spawning a backlog and draining it: statistics for the planner,
@@ -719,8 +738,10 @@ void bench_latency(bool direct) {
     cfg.prefetch = prefetch;
   if (takeover_ms >= 0)
     cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
+  cfg.connection.prepare_statements = prepare_statements;
   auto runner = check(cafmq::actors::runner::start(cfg), "runner");
   pqxx::connection conn{url};
+  auto prepared = prepare_on(conn);
   auto rt = runner->handle();
   caf::scoped_actor self{caf::actor_cast<caf::actor>(rt)->home_system()};
   auto spawn = [&](int i) {
@@ -944,6 +965,8 @@ int main(int argc, char** argv) {
       held_rate = std::max(100, std::stoi(arg.substr(7)));
     else if (arg.rfind("--seconds=", 0) == 0)
       held_seconds = std::max(60, std::stoi(arg.substr(10)));
+    else if (arg.rfind("--prepare=", 0) == 0)
+      prepare_statements = arg.substr(10) != "0";
     else if (arg.rfind("--db-prefix=", 0) == 0)
       db_prefix = arg.substr(12);
     else if (arg.rfind("--parts=", 0) == 0) {

@@ -82,6 +82,17 @@ struct connection_options {
 
   /// Shown in `pg_stat_activity`; empty: none.
   std::string application_name = "cafmq";
+
+  /// Runs cafmq's statements of the per-task path (spawn, claim, complete,
+  /// fail, renew, ...) as prepared statements, each prepared once per
+  /// connection on its first use: the server parses and plans them once.
+  /// Off by itself on a URL whose server refused the startup parameter
+  /// `options` (PgBouncer) and with `send_session_settings` false (set for
+  /// a pooler): a pooler in transaction mode before PgBouncer 1.21 runs
+  /// each statement on whichever server connection is free, where the
+  /// statement was not prepared. Set it false behind such a pooler that
+  /// accepts `options` (PgBouncer's `ignore_startup_parameters`).
+  bool prepare_statements = true;
 };
 
 /// Returns `url` (a libpq URI, `postgresql://...` or `postgres://...`, or a
@@ -91,6 +102,26 @@ struct connection_options {
 /// the result leaves out the two timeouts: `open_connection` sets them.
 caf::expected<std::string>
 connection_string(const std::string& url, const connection_options& opts = {});
+
+/// While it lives, cafmq's statements of the per-task path (`complete(tx)`,
+/// `fail`, `checkpoint`, a spawn of one or a few tasks, ...) run prepared on
+/// `conn`, a connection of the application's: each is prepared once, at its
+/// first use there, so the server parses and plans it once. The
+/// connections of `open_connection` (and so of the runtime) do so by
+/// themselves (`connection_options::prepare_statements`). Not for a
+/// connection to a pooler in transaction mode (PgBouncer before 1.21),
+/// whose server connections change between transactions. Destroy it before
+/// `conn`.
+class prepared_statements {
+public:
+  explicit prepared_statements(pqxx::connection_base& conn);
+  ~prepared_statements();
+  prepared_statements(const prepared_statements&) = delete;
+  prepared_statements& operator=(const prepared_statements&) = delete;
+
+private:
+  pqxx::connection_base* conn_;
+};
 
 /// Opens a libpqxx connection to `url` with `opts` in effect, for owners that
 /// need libpqxx itself (LISTEN). libpqxx reopens a broken connection on its

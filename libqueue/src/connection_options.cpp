@@ -8,6 +8,7 @@
 #include <limits>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 
 #include "cafmq/detail/hex.hpp"
 #include "cafmq/error.hpp"
+#include "sql_util.hpp"
 
 namespace cafmq {
 
@@ -286,7 +288,61 @@ bool options_refusal(const pqxx::broken_connection& e) {
          != nullptr;
 }
 
+// The connections that prepare statements, and the statements each has
+// registered with libpqxx.
+struct preparing_registry {
+  std::mutex mtx;
+  std::unordered_map<const pqxx::connection_base*, std::vector<const char*>>
+    connections;
+};
+
+preparing_registry& preparing_connections() {
+  static preparing_registry instance;
+  return instance;
+}
+
 } // namespace
+
+bool detail::prepare_once(pqxx::connection_base& conn, const statement& s) {
+  auto& xs = preparing_connections();
+  std::lock_guard<std::mutex> guard{xs.mtx};
+  auto i = xs.connections.find(&conn);
+  if (i == xs.connections.end())
+    return false;
+  auto& names = i->second;
+  if (std::find(names.begin(), names.end(), s.name) == names.end()) {
+    conn.prepare(s.name, s.text);
+    names.push_back(s.name);
+  }
+  return true;
+}
+
+prepared_statements::prepared_statements(pqxx::connection_base& conn)
+  : conn_(&conn) {
+  auto& xs = preparing_connections();
+  std::lock_guard<std::mutex> guard{xs.mtx};
+  xs.connections[conn_];
+}
+
+prepared_statements::~prepared_statements() {
+  // Out of the registry before the connection's address can be reused.
+  auto& xs = preparing_connections();
+  std::lock_guard<std::mutex> guard{xs.mtx};
+  xs.connections.erase(conn_);
+}
+
+std::shared_ptr<pqxx::connection>
+detail::preparing(std::unique_ptr<pqxx::connection> conn) {
+  // The registration ends first, the connection after it.
+  struct holder {
+    explicit holder(std::unique_ptr<pqxx::connection> c)
+      : conn(std::move(c)), prepared(*conn) {}
+    std::unique_ptr<pqxx::connection> conn;
+    prepared_statements prepared;
+  };
+  auto x = std::make_shared<holder>(std::move(conn));
+  return {x, x->conn.get()};
+}
 
 caf::expected<std::shared_ptr<pqxx::connection_base>>
 open_connection(const std::string& url, const connection_options& opts) {
@@ -301,7 +357,12 @@ open_connection(const std::string& url, const connection_options& opts) {
   return guarded([&]() -> result_type {
     std::shared_ptr<pqxx::connection> conn;
     try {
-      conn = std::make_shared<pqxx::connection>(how->conninfo);
+      if (opts.prepare_statements && opts.send_session_settings
+          && !refuses_options(url))
+        conn = detail::preparing(
+          std::make_unique<pqxx::connection>(how->conninfo));
+      else
+        conn = std::make_shared<pqxx::connection>(how->conninfo);
     } catch (const pqxx::broken_connection& e) {
       // Only ours can be dropped: `options` of the URL or PGOPTIONS stay.
       auto plain = plan(url, without_options);

@@ -105,9 +105,11 @@ void record_started(pqxx::connection_base& conn, const std::string& node,
   std::optional<std::string> ids;
   if (started)
     ids = detail::uuid_array(*started);
-  pqxx::nontransaction{conn}.exec_params(
-    sql::record_started, node, ids, detail::uuid_array(worker_ids),
-    detail::int_array(attempts), detail::text_array(workers));
+  static constexpr detail::statement st{"cafmq_started", sql::record_started};
+  pqxx::nontransaction tx{conn};
+  detail::exec_statement(tx, st, node, ids, detail::uuid_array(worker_ids),
+                         detail::int_array(attempts),
+                         detail::text_array(workers));
 }
 
 caf::expected<dispatched_spawn>

@@ -519,7 +519,8 @@ spawn_many(pqxx::transaction_base& tx, const std::vector<spawn_builder>& xs) {
   }
   specs += ']';
   return guarded([&]() -> caf::expected<std::vector<spawn_result>> {
-    auto rows = tx.exec_params(sql::spawn, specs);
+    static constexpr detail::statement st{"cafmq_spawn", sql::spawn};
+    auto rows = detail::exec_statement(tx, st, specs);
     std::vector<spawn_result> result;
     result.reserve(rows.size());
     for (const auto& row : rows)

@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <caf/error.hpp>
@@ -17,6 +19,33 @@
 #include "cafmq/uuid.hpp"
 
 namespace cafmq::detail {
+
+/// A statement of sql/queries/ and the name it is prepared under.
+struct statement {
+  const char* name;
+  const char* text;
+};
+
+/// Registers `s` with libpqxx at its first use on `conn` if `conn` is one
+/// that `open_connection` made to prepare statements
+/// (`connection_options::prepare_statements`), and says whether it is.
+/// libpqxx prepares it on the server at its first execution, and again
+/// after it reopens the connection.
+bool prepare_once(pqxx::connection_base& conn, const statement& s);
+
+/// Makes `conn` one that prepares statements, until it is destroyed.
+std::shared_ptr<pqxx::connection>
+preparing(std::unique_ptr<pqxx::connection> conn);
+
+/// Runs `s` with `args`: prepared on a connection that prepares statements,
+/// as an unnamed statement on any other (a caller's own, one to a pooler).
+template <class... Ts>
+pqxx::result exec_statement(pqxx::transaction_base& tx, const statement& s,
+                            Ts&&... args) {
+  if (prepare_once(tx.conn(), s))
+    return tx.exec_prepared(s.name, std::forward<Ts>(args)...);
+  return tx.exec_params(s.text, std::forward<Ts>(args)...);
+}
 
 /// A PostgreSQL array literal of quoted text elements.
 std::string text_array(const std::vector<std::string>& xs);

@@ -12,6 +12,18 @@ namespace cafmq::detail {
 
 namespace {
 
+// The statements of the per-task path, prepared once per connection where
+// it prepares statements (exec_statement); names of at most 15 bytes.
+constexpr statement complete_st{"cafmq_complete", sql::complete};
+constexpr statement fail_st{"cafmq_fail", sql::fail};
+constexpr statement release_st{"cafmq_release", sql::release};
+constexpr statement hand_back_st{"cafmq_hand_back", sql::hand_back_attempts};
+constexpr statement keep_alive_st{"cafmq_keep", sql::keep_alive};
+constexpr statement keep_alive_ended_st{"cafmq_keep_end",
+                                        sql::keep_alive_ended};
+constexpr statement checkpoint_st{"cafmq_checkpt", sql::checkpoint};
+constexpr statement spawn_claimed_st{"cafmq_dispatch", sql::spawn_claimed};
+
 std::vector<uuid> ids_of(const std::vector<attempt_ref>& xs) {
   std::vector<uuid> result;
   result.reserve(xs.size());
@@ -45,10 +57,10 @@ std::vector<uuid> ids_in(const pqxx::result& rows) {
 
 // Runs a fenced batch statement taking (ids, attempts); returns the ids it
 // changed.
-std::vector<uuid> fenced_batch(pqxx::transaction_base& tx, const char* sql,
+std::vector<uuid> fenced_batch(pqxx::transaction_base& tx, const statement& st,
                                const std::vector<attempt_ref>& xs) {
   return ids_in(
-    tx.exec_params(sql, uuid_array(ids_of(xs)), int_array(attempts_of(xs))));
+    exec_statement(tx, st, uuid_array(ids_of(xs)), int_array(attempts_of(xs))));
 }
 
 // An array of `xs`, or NULL when empty (a claim's "no filter").
@@ -62,16 +74,19 @@ std::optional<std::string> array_or_null(const std::vector<std::string>& xs) {
 
 claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
                    const claim_cursor& cursor) {
-  static const std::string fair = std::string{sql::claim_columns} + sql::claim;
-  static const std::string by_id
+  static const std::string fair_text
+    = std::string{sql::claim_columns} + sql::claim;
+  static const std::string by_id_text
     = std::string{sql::claim_columns} + sql::claim_ids;
+  static const statement fair{"cafmq_claim", fair_text.c_str()};
+  static const statement by_id{"cafmq_claim_ids", by_id_text.c_str()};
   auto channels = array_or_null(req.channels);
   auto paused = array_or_null(req.paused);
   if (!req.ids.empty())
-    return read_claim(tx.exec_params(
-      by_id, req.node, text_array(req.names), channels, paused,
+    return read_claim(exec_statement(
+      tx, by_id, req.node, text_array(req.names), channels, paused,
       req.pickup_every, req.lease.count(), req.max_lost, uuid_array(req.ids)));
-  return read_claim(tx.exec_params(fair, req.node, text_array(req.names),
+  return read_claim(exec_statement(tx, fair, req.node, text_array(req.names),
                                    channels, paused, req.pickup_every,
                                    req.lease.count(), req.max_lost, req.limit,
                                    cursor.channel_name, cursor.channel_args));
@@ -80,10 +95,10 @@ claim_result claim(pqxx::transaction_base& tx, const claim_request& req,
 dispatched_spawn spawn_claimed(pqxx::transaction_base& tx,
                                const std::string& specs,
                                const claim_request& req) {
-  auto rows
-    = tx.exec_params(sql::spawn_claimed, specs, req.node, text_array(req.names),
-                     array_or_null(req.channels), array_or_null(req.paused),
-                     req.lease.count(), req.max_lost);
+  auto rows = exec_statement(tx, spawn_claimed_st, specs, req.node,
+                             text_array(req.names), array_or_null(req.channels),
+                             array_or_null(req.paused), req.lease.count(),
+                             req.max_lost);
   dispatched_spawn result;
   result.spawned.id = to_uuid(rows.at(0)["spawned_id"]);
   result.spawned.created = rows.at(0)["created"].as<bool>();
@@ -173,20 +188,21 @@ std::vector<uuid> complete(pqxx::transaction_base& tx,
                            const std::vector<attempt_ref>& xs,
                            const std::vector<std::string>& results,
                            const std::vector<std::string>& workers) {
-  return ids_in(tx.exec_params(
-    sql::complete, uuid_array(ids_of(xs)), int_array(attempts_of(xs)),
+  return ids_in(exec_statement(
+    tx, complete_st, uuid_array(ids_of(xs)), int_array(attempts_of(xs)),
     sparse_array(results, xs.size()), sparse_array(workers, xs.size())));
 }
 
 std::vector<uuid> release(pqxx::transaction_base& tx,
                           const std::vector<attempt_ref>& xs) {
-  return fenced_batch(tx, sql::release, xs);
+  return fenced_batch(tx, release_st, xs);
 }
 
 int hand_back(pqxx::transaction_base& tx, const std::vector<attempt_ref>& xs) {
-  return tx
-    .exec_params1(sql::hand_back_attempts, uuid_array(ids_of(xs)),
-                  int_array(attempts_of(xs)))[0]
+  return exec_statement(tx, hand_back_st, uuid_array(ids_of(xs)),
+                        int_array(attempts_of(xs)))
+    .at(0)
+    .at(0)
     .as<int>();
 }
 
@@ -211,7 +227,7 @@ std::vector<fail_result> fail(pqxx::transaction_base& tx,
     errors.push_back(std::move(error));
     retryable.push_back(x.retryable);
   }
-  auto rows = tx.exec_params(sql::fail, uuid_array(ids), int_array(attempts),
+  auto rows = exec_statement(tx, fail_st, uuid_array(ids), int_array(attempts),
                              text_array(errors), bool_array(retryable),
                              sparse_array(workers, xs.size()));
   std::vector<fail_result> result;
@@ -225,7 +241,7 @@ std::vector<fail_result> fail(pqxx::transaction_base& tx,
 std::vector<lease_state> keep_alive(pqxx::transaction_base& tx,
                                     const std::vector<attempt_ref>& xs,
                                     std::chrono::microseconds lease) {
-  auto rows = tx.exec_params(sql::keep_alive, uuid_array(ids_of(xs)),
+  auto rows = exec_statement(tx, keep_alive_st, uuid_array(ids_of(xs)),
                              int_array(attempts_of(xs)), lease.count());
   std::vector<lease_state> result;
   for (const auto& row : rows)
@@ -236,7 +252,7 @@ std::vector<lease_state> keep_alive(pqxx::transaction_base& tx,
   // lock and then found the row finished). This statement's snapshot sees
   // that write.
   for (const auto& row :
-       tx.exec_params(sql::keep_alive_ended, uuid_array(ids_of(xs)),
+       exec_statement(tx, keep_alive_ended_st, uuid_array(ids_of(xs)),
                       int_array(attempts_of(xs))))
     result.push_back({to_uuid(row[0]), false, true});
   return result;
@@ -250,9 +266,9 @@ bool checkpoint(pqxx::transaction_base& tx, const attempt_ref& x,
   std::optional<std::int64_t> lease;
   if (cp.keep_alive())
     lease = cp.keep_alive()->count();
-  auto row = tx.exec_params1(sql::checkpoint, to_string(x.id), x.attempt,
+  auto rows = exec_statement(tx, checkpoint_st, to_string(x.id), x.attempt,
                              cp.raw_json(), bytes, cp.extra_retries(), lease);
-  return row[0].as<bool>();
+  return rows.at(0).at(0).as<bool>();
 }
 
 } // namespace cafmq::detail

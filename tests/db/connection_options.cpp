@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "cafmq/connection_options.hpp"
+#include "cafmq/spawn.hpp"
 #include "support/db_fixture.hpp"
 #include "support/queue_helpers.hpp"
 
@@ -136,6 +137,85 @@ CAF_TEST(a statement past statement_timeout fails and the connection stays) {
   auto claimed = q->claim(request({"t"}));
   CAF_REQUIRE(claimed);
   CAF_CHECK(claimed->tasks.empty());
+}
+
+CAF_TEST(cafmq statements run prepared on the connections it opens) {
+  // Statements that this session prepared, by name.
+  auto prepared = [](pqxx::connection_base& c, const std::string& name) {
+    pqxx::nontransaction tx{c};
+    return tx
+      .exec_params1("SELECT count(*) FROM pg_prepared_statements WHERE name "
+                    "= $1",
+                    name)[0]
+      .as<int>();
+  };
+  auto spawn_on = [](pqxx::connection_base& c) {
+    pqxx::work tx{c};
+    CAF_REQUIRE(spawn_builder{"t"}.spawn(tx));
+    tx.commit();
+  };
+  auto opened = open_connection(url);
+  CAF_REQUIRE(opened);
+  auto& conn = **opened;
+  for (int i = 0; i < 3; ++i)
+    spawn_on(conn);
+  // Prepared once, and run three times.
+  CAF_CHECK_EQUAL(prepared(conn, "cafmq_spawn"), 1);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live"), 3);
+  // Not where turned off.
+  connection_options off;
+  off.prepare_statements = false;
+  auto plain = open_connection(url, off);
+  CAF_REQUIRE(plain);
+  spawn_on(**plain);
+  CAF_CHECK_EQUAL(prepared(**plain, "cafmq_spawn"), 0);
+  // Nor on the application's own connection, unless it asks.
+  pqxx::connection own{url};
+  spawn_on(own);
+  CAF_CHECK_EQUAL(prepared(own, "cafmq_spawn"), 0);
+  {
+    prepared_statements asked{own};
+    spawn_on(own);
+    spawn_on(own);
+    CAF_CHECK_EQUAL(prepared(own, "cafmq_spawn"), 1);
+  }
+  spawn_on(own);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live"), 8);
+}
+
+CAF_TEST(a connection that libpqxx reopens prepares the statements again) {
+  auto opened = open_connection(url);
+  CAF_REQUIRE(opened);
+  auto& conn = **opened;
+  auto spawn_on = [&] {
+    pqxx::work tx{conn};
+    CAF_REQUIRE(spawn_builder{"t"}.spawn(tx));
+    tx.commit();
+  };
+  auto pid = [&] {
+    return pqxx::nontransaction{conn}
+      .exec1("SELECT pg_backend_pid()")[0]
+      .as<int>();
+  };
+  spawn_on();
+  auto before = pid();
+  query_value<bool>("SELECT pg_terminate_backend(" + std::to_string(before)
+                    + ")");
+  // The first use finds the connection broken; libpqxx reopens it at the
+  // next.
+  auto failures = 0;
+  for (int i = 0; i < 3; ++i) {
+    try {
+      spawn_on();
+      break;
+    } catch (const pqxx::broken_connection&) {
+      ++failures;
+    }
+  }
+  CAF_CHECK_LESS(failures, 3);
+  CAF_CHECK_NOT_EQUAL(pid(), before);
+  spawn_on();
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live"), 3);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

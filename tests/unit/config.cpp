@@ -98,6 +98,7 @@ void check_same(const runner_config& x, const runner_config& y) {
                     .value_or(std::chrono::milliseconds{0})
                     .count());
   CAFMQ_SAME(connection.send_session_settings);
+  CAFMQ_SAME(connection.prepare_statements);
   CAFMQ_SAME(connection.keepalives);
   CAFMQ_SAME_COUNT(connection.keepalives_idle);
   CAFMQ_SAME_COUNT(connection.keepalives_interval);
@@ -152,14 +153,14 @@ CAF_TEST(the shipped config file lists every option with its default) {
 
 CAF_TEST(the command line sets options that the config file does not ) {
   config cfg;
-  auto loaded
-    = load(cfg,
-           {"--cafmq.prune-batch=7", "--cafmq.channel-idle-timeout=3s",
-            "--cafmq.connect-timeout=4s", "--cafmq.keepalives=false",
-            "--cafmq.migrate=false", "--cafmq.send-session-settings=false",
-            "--cafmq.application-name=billing",
-            "--cafmq.worker-command=[\"/bin/worker\", \"--x\"]"},
-           CAFMQ_SOURCE_DIR "/config/cafmq.ini");
+  auto loaded = load(
+    cfg,
+    {"--cafmq.prune-batch=7", "--cafmq.channel-idle-timeout=3s",
+     "--cafmq.connect-timeout=4s", "--cafmq.keepalives=false",
+     "--cafmq.migrate=false", "--cafmq.send-session-settings=false",
+     "--cafmq.application-name=billing", "--cafmq.prepare-statements=false",
+     "--cafmq.worker-command=[\"/bin/worker\", \"--x\"]"},
+    CAFMQ_SOURCE_DIR "/config/cafmq.ini");
   CAF_REQUIRE(loaded);
   CAF_CHECK_EQUAL(loaded->prune_batch, 7);
   CAF_CHECK_EQUAL(loaded->channel_idle_timeout.count(), 3000);
@@ -168,6 +169,7 @@ CAF_TEST(the command line sets options that the config file does not ) {
   CAF_CHECK_EQUAL(loaded->migrate, false);
   CAF_CHECK_EQUAL(loaded->connection.send_session_settings, false);
   CAF_CHECK_EQUAL(loaded->connection.application_name, "billing");
+  CAF_CHECK_EQUAL(loaded->connection.prepare_statements, false);
   CAF_CHECK_EQUAL(loaded->worker_command,
                   (std::vector<std::string>{"/bin/worker", "--x"}));
 }

@@ -125,6 +125,8 @@ public:
   std::vector<std::string> worker_command = defaults().worker_command;
   /// cafmq.send-session-settings: `connection_options::send_session_settings`.
   bool send_session_settings = defaults().connection.send_session_settings;
+  /// cafmq.prepare-statements: `connection_options::prepare_statements`.
+  bool prepare_statements = defaults().connection.prepare_statements;
   /// cafmq.handler-grace.
   caf::timespan handler_grace = defaults().handler_grace;
   /// cafmq.max-lost-attempts.

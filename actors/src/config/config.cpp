@@ -164,6 +164,11 @@ config::config() {
            "send the two timeouts in the startup packet (false: SET after "
            "connecting, for PgBouncer)",
            send_session_settings))
+    .add(prepare_statements, "prepare-statements",
+         with_default("prepare the per-task statements once per connection "
+                      "(off by itself behind PgBouncer; false: behind a "
+                      "transaction pooler that accepts `options`)",
+                      prepare_statements))
     .add(keepalives_idle, "keepalives-idle",
          with_default("TCP keepalive: idle time before the first probe",
                       keepalives_idle))

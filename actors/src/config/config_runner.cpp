@@ -81,6 +81,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
     = std::chrono::duration_cast<std::chrono::seconds>(keepalives_interval);
   result.connection.keepalives_count = keepalives_count;
   result.connection.send_session_settings = send_session_settings;
+  result.connection.prepare_statements = prepare_statements;
   result.connection.keepalives = keepalives;
   result.connection.tcp_user_timeout
     = duration_cast<milliseconds>(tcp_user_timeout);
