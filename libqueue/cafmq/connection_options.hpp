@@ -114,9 +114,14 @@ connection_string(const std::string& url, const connection_options& opts = {});
 /// `conn`.
 class prepared_statements {
 public:
+  /// Starts preparing cafmq's statements on `conn`.
   explicit prepared_statements(pqxx::connection_base& conn);
+  /// Stops it: cafmq's statements on `conn` run unprepared again (what the
+  /// server prepared stays until the connection ends).
   ~prepared_statements();
+  /// One per connection at a time.
   prepared_statements(const prepared_statements&) = delete;
+  /// One per connection at a time.
   prepared_statements& operator=(const prepared_statements&) = delete;
 
 private:
