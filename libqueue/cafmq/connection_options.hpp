@@ -111,7 +111,7 @@ connection_string(const std::string& url, const connection_options& opts = {});
 /// themselves (`connection_options::prepare_statements`). Not for a
 /// connection to a pooler in transaction mode (PgBouncer before 1.21),
 /// whose server connections change between transactions. Destroy it before
-/// `conn`.
+/// `conn`; with several for one connection, until the last is destroyed.
 class prepared_statements {
 public:
   /// Starts preparing cafmq's statements on `conn`.
@@ -119,9 +119,9 @@ public:
   /// Stops it: cafmq's statements on `conn` run unprepared again (what the
   /// server prepared stays until the connection ends).
   ~prepared_statements();
-  /// One per connection at a time.
+  /// Not copied: make another for the same connection instead.
   prepared_statements(const prepared_statements&) = delete;
-  /// One per connection at a time.
+  /// Not copied: make another for the same connection instead.
   prepared_statements& operator=(const prepared_statements&) = delete;
 
 private:

@@ -291,9 +291,13 @@ bool options_refusal(const pqxx::broken_connection& e) {
 // The connections that prepare statements, and the statements each has
 // registered with libpqxx.
 struct preparing_registry {
+  struct entry {
+    // The prepared_statements that name the connection.
+    int guards = 0;
+    std::vector<const char*> names;
+  };
   std::mutex mtx;
-  std::unordered_map<const pqxx::connection_base*, std::vector<const char*>>
-    connections;
+  std::unordered_map<const pqxx::connection_base*, entry> connections;
 };
 
 preparing_registry& preparing_connections() {
@@ -309,7 +313,7 @@ bool detail::prepare_once(pqxx::connection_base& conn, const statement& s) {
   auto i = xs.connections.find(&conn);
   if (i == xs.connections.end())
     return false;
-  auto& names = i->second;
+  auto& names = i->second.names;
   if (std::find(names.begin(), names.end(), s.name) == names.end()) {
     conn.prepare(s.name, s.text);
     names.push_back(s.name);
@@ -321,14 +325,16 @@ prepared_statements::prepared_statements(pqxx::connection_base& conn)
   : conn_(&conn) {
   auto& xs = preparing_connections();
   std::lock_guard<std::mutex> guard{xs.mtx};
-  xs.connections[conn_];
+  ++xs.connections[conn_].guards;
 }
 
 prepared_statements::~prepared_statements() {
   // Out of the registry before the connection's address can be reused.
   auto& xs = preparing_connections();
   std::lock_guard<std::mutex> guard{xs.mtx};
-  xs.connections.erase(conn_);
+  auto i = xs.connections.find(conn_);
+  if (i != xs.connections.end() && --i->second.guards == 0)
+    xs.connections.erase(i);
 }
 
 std::shared_ptr<pqxx::connection>
