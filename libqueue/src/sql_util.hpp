@@ -26,9 +26,10 @@ struct statement {
   const char* text;
 };
 
-/// Registers `s` with libpqxx at its first use on `conn` if `conn` is one
-/// that `open_connection` made to prepare statements
-/// (`connection_options::prepare_statements`), and says whether it is.
+/// Registers `s` with libpqxx at its first use on `conn` if `conn` prepares
+/// statements (`open_connection` with `connection_options::
+/// prepare_statements`, or a live `prepared_statements`), and says whether
+/// it does.
 /// libpqxx prepares it on the server at its first execution, and again
 /// after it reopens the connection.
 bool prepare_once(pqxx::connection_base& conn, const statement& s);

@@ -38,6 +38,24 @@ int sockopt(int fd, int level, int name) {
   return value;
 }
 
+// How often this session ran its prepared statement `name` (0: never
+// prepared).
+int prepared_runs(pqxx::connection_base& c, const std::string& name) {
+  pqxx::nontransaction tx{c};
+  return tx
+    .exec_params1("SELECT coalesce(sum(generic_plans + custom_plans), 0) "
+                  "FROM pg_prepared_statements WHERE name = $1",
+                  name)[0]
+    .as<int>();
+}
+
+// Spawns one task on `c` in a transaction of its own.
+void spawn_on(pqxx::connection_base& c) {
+  pqxx::work tx{c};
+  CAF_REQUIRE(spawn_builder{"t"}.spawn(tx));
+  tx.commit();
+}
+
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(connection_options_tests, db_fixture)
@@ -140,38 +158,23 @@ CAF_TEST(a statement past statement_timeout fails and the connection stays) {
 }
 
 CAF_TEST(cafmq statements run prepared on the connections it opens) {
-  // How often this session ran its prepared statement `name` (0: never
-  // prepared).
-  auto runs = [](pqxx::connection_base& c, const std::string& name) {
-    pqxx::nontransaction tx{c};
-    return tx
-      .exec_params1("SELECT coalesce(sum(generic_plans + custom_plans), 0) "
-                    "FROM pg_prepared_statements WHERE name = $1",
-                    name)[0]
-      .as<int>();
-  };
-  auto spawn_on = [](pqxx::connection_base& c) {
-    pqxx::work tx{c};
-    CAF_REQUIRE(spawn_builder{"t"}.spawn(tx));
-    tx.commit();
-  };
   auto opened = open_connection(url);
   CAF_REQUIRE(opened);
   auto& conn = **opened;
   for (int i = 0; i < 3; ++i)
     spawn_on(conn);
-  CAF_CHECK_EQUAL(runs(conn, "cafmq_spawn"), 3);
+  CAF_CHECK_EQUAL(prepared_runs(conn, "cafmq_spawn"), 3);
   // Not where turned off.
   connection_options off;
   off.prepare_statements = false;
   auto plain = open_connection(url, off);
   CAF_REQUIRE(plain);
   spawn_on(**plain);
-  CAF_CHECK_EQUAL(runs(**plain, "cafmq_spawn"), 0);
+  CAF_CHECK_EQUAL(prepared_runs(**plain, "cafmq_spawn"), 0);
   // Nor on the application's own connection, unless it asks, while it asks.
   pqxx::connection own{url};
   spawn_on(own);
-  CAF_CHECK_EQUAL(runs(own, "cafmq_spawn"), 0);
+  CAF_CHECK_EQUAL(prepared_runs(own, "cafmq_spawn"), 0);
   {
     prepared_statements asked{own};
     {
@@ -180,10 +183,10 @@ CAF_TEST(cafmq statements run prepared on the connections it opens) {
       spawn_on(own);
     }
     spawn_on(own);
-    CAF_CHECK_EQUAL(runs(own, "cafmq_spawn"), 2);
+    CAF_CHECK_EQUAL(prepared_runs(own, "cafmq_spawn"), 2);
   }
   spawn_on(own);
-  CAF_CHECK_EQUAL(runs(own, "cafmq_spawn"), 2);
+  CAF_CHECK_EQUAL(prepared_runs(own, "cafmq_spawn"), 2);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live"), 8);
 }
 
@@ -191,17 +194,12 @@ CAF_TEST(a connection that libpqxx reopens prepares the statements again) {
   auto opened = open_connection(url);
   CAF_REQUIRE(opened);
   auto& conn = **opened;
-  auto spawn_on = [&] {
-    pqxx::work tx{conn};
-    CAF_REQUIRE(spawn_builder{"t"}.spawn(tx));
-    tx.commit();
-  };
   auto pid = [&] {
     return pqxx::nontransaction{conn}
       .exec1("SELECT pg_backend_pid()")[0]
       .as<int>();
   };
-  spawn_on();
+  spawn_on(conn);
   auto before = pid();
   query_value<bool>("SELECT pg_terminate_backend(" + std::to_string(before)
                     + ")");
@@ -210,7 +208,7 @@ CAF_TEST(a connection that libpqxx reopens prepares the statements again) {
   auto failures = 0;
   for (int i = 0; i < 3; ++i) {
     try {
-      spawn_on();
+      spawn_on(conn);
       break;
     } catch (const pqxx::broken_connection&) {
       ++failures;
@@ -218,8 +216,10 @@ CAF_TEST(a connection that libpqxx reopens prepares the statements again) {
   }
   CAF_CHECK_LESS(failures, 3);
   CAF_CHECK_NOT_EQUAL(pid(), before);
-  spawn_on();
+  spawn_on(conn);
   CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM cafmq.tasks_live"), 3);
+  // Both spawns of the new session ran prepared: prepared there again.
+  CAF_CHECK_EQUAL(prepared_runs(conn, "cafmq_spawn"), 2);
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -42,19 +42,10 @@ struct history_fixture : db_fixture {
       + to_string(id) + "'");
   }
 
-  // The history's daily partitions, oldest first.
-  std::string days() {
-    return query_value<std::string>(
-      "SELECT coalesce(string_agg(c.relname, ' ' ORDER BY c.relname), '') "
-      "FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
-      "i.inhparent = 'cafmq.tasks_history'::regclass AND c.relname <> "
-      "'tasks_history_default'");
-  }
-
   // Drops the daily partitions (as on a database whose maintenance has not
   // run for days).
   void drop_days() {
-    std::istringstream in{days()};
+    std::istringstream in{history_days(*conn)};
     for (std::string name; in >> name;)
       pqxx::nontransaction{*conn}.exec0("DROP TABLE cafmq." + name);
   }
@@ -387,7 +378,7 @@ CAF_TEST(the finished totals are counted as tasks move in and out) {
 CAF_TEST(prune makes the next days and moves their waiting rows in) {
   // A database whose days ahead were not made (no maintenance for days).
   drop_days();
-  CAF_REQUIRE_EQUAL(days(), "");
+  CAF_REQUIRE_EQUAL(history_days(*conn), "");
   auto id = spawn_builder{"t"}.spawn(*conn)->id;
   {
     pqxx::work w{*conn};

@@ -37,6 +37,16 @@ std::string with_database(const std::string& url, const std::string& dbname) {
   return url + " dbname=" + dbname;
 }
 
+std::string history_days(pqxx::connection_base& conn) {
+  pqxx::nontransaction tx{conn};
+  return tx
+    .exec1("SELECT coalesce(string_agg(c.relname, ' ' ORDER BY c.relname), "
+           "'') FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+           "WHERE i.inhparent = 'cafmq.tasks_history'::regclass AND "
+           "c.relname <> 'tasks_history_default'")[0]
+    .as<std::string>();
+}
+
 namespace {
 
 // The migrated database each test database is copied from: copying it

@@ -22,6 +22,10 @@ std::string admin_url();
 /// `url` with its database replaced by `dbname`.
 std::string with_database(const std::string& url, const std::string& dbname);
 
+/// The names of the history's daily partitions in `conn`'s database, oldest
+/// first, space-separated ("" if none).
+std::string history_days(pqxx::connection_base& conn);
+
 struct db_fixture {
   db_fixture();
   ~db_fixture();
