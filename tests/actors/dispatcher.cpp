@@ -12,6 +12,22 @@ using namespace cafmq::actors;
 using namespace cafmq::test;
 using namespace std::chrono_literals;
 
+namespace {
+
+// Queues the claim's answer of one new task, then sends the notification
+// of a spawn that names it.
+claimed_task name_one(fixture& f) {
+  auto task = make_task("ok");
+  claim_result taken;
+  taken.tasks = {task};
+  f.log->claims.push_back(taken);
+  anon_send(f.dispatcher(), ready_atom::value, std::string{"default"},
+            std::vector<uuid>{task.id});
+  return task;
+}
+
+} // namespace
+
 CAF_TEST_FIXTURE_SCOPE(dispatcher_tests, fixture)
 
 CAF_TEST(claimed tasks run and their outcomes are written) {
@@ -84,18 +100,89 @@ CAF_TEST(a notification makes the dispatcher claim at once) {
   CAF_CHECK_EQUAL(log->claim_calls, 3);
 }
 
+CAF_TEST(a claim by id goes on its own connection while a fair claim runs) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 2;
+  cfg.prefetch = 0;
+  start();
+  CAF_REQUIRE(ids_db != claim_db);
+  // A fair claim is on its way to the claim database, not yet answered
+  // (slow, as under a held snapshot).
+  anon_send(dispatcher(), rescan_atom::value);
+  sched.prioritize(dispatcher());
+  sched.run_once();
+  CAF_REQUIRE(sched.has_job());
+  auto before = log->requests.size();
+  // A spawn names a task: its claim by id goes to the other connection at
+  // once and is answered before the fair claim.
+  auto task = name_one(*this);
+  sched.prioritize(dispatcher());
+  sched.run_once();
+  CAF_REQUIRE(sched.prioritize(ids_db));
+  sched.run_once();
+  CAF_REQUIRE_EQUAL(log->requests.size(), before + 1);
+  CAF_CHECK(log->requests.back().ids == std::vector<uuid>{task.id});
+  // Then the fair claim returns (nothing left), and the task runs.
+  settle();
+  CAF_REQUIRE_EQUAL(log->requests.size(), before + 2);
+  CAF_CHECK(log->requests.back().ids.empty());
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+}
+
+// Under a held snapshot a fair claim is slow and locks the tasks it takes;
+// a claim by id beside it then finds them locked (wait 0). That asks for
+// another fair claim only if the fair claim in flight did not take them:
+// else slow fair claims ran back to back.
+CAF_TEST(a claim by id that the fair claim in flight beat asks no other) {
+  cfg.min_concurrency = 1;
+  cfg.max_concurrency = 4;
+  cfg.prefetch = 0;
+  start();
+  // Sends a fair claim and, while it is in flight, a claim by id of `id`;
+  // the claim by id answers first (`by_id`), then the fair claim (`fair`).
+  auto race = [&](const uuid& id, claim_result by_id, claim_result fair) {
+    anon_send(dispatcher(), rescan_atom::value);
+    sched.prioritize(dispatcher());
+    sched.run_once();
+    log->claims.push_back(std::move(by_id));
+    log->claims.push_back(std::move(fair));
+    anon_send(dispatcher(), ready_atom::value, std::string{"default"},
+              std::vector<uuid>{id});
+    sched.prioritize(dispatcher());
+    sched.run_once();
+    CAF_REQUIRE(sched.prioritize(ids_db));
+    sched.run_once();
+    sched.prioritize(dispatcher());
+    sched.run_once();
+    settle();
+  };
+  claim_result locked;
+  locked.wait = 0s;
+  auto task = make_task("ok");
+  claim_result took;
+  took.tasks = {task};
+  auto n = log->requests.size();
+  race(task.id, locked, took);
+  // The claim by id, then the fair claim that took the task: no third.
+  CAF_REQUIRE_EQUAL(log->requests.size(), n + 2);
+  CAF_CHECK(log->requests[n].ids == std::vector<uuid>{task.id});
+  CAF_CHECK(log->requests[n + 1].ids.empty());
+  CAF_CHECK_EQUAL(completed_count(), 1u);
+  // Held back by a rule: the fair claim in flight did not take it either,
+  // so one more fair claim follows.
+  n = log->requests.size();
+  race(uuid::random(), locked, claim_result{});
+  CAF_REQUIRE_EQUAL(log->requests.size(), n + 3);
+  CAF_CHECK(log->requests[n + 2].ids.empty());
+}
+
 CAF_TEST(a notification that names tasks claims them by id when they fit) {
   cfg.min_concurrency = 1;
   cfg.max_concurrency = 2;
   cfg.prefetch = 0;
   start();
   CAF_REQUIRE_EQUAL(log->requests.size(), 1u);
-  claim_result taken;
-  auto task = make_task("ok");
-  taken.tasks = {task};
-  log->claims.push_back(taken);
-  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
-            std::vector<uuid>{task.id});
+  auto task = name_one(*this);
   settle();
   // The first claim found nothing to do (wait 60 s): the runner is idle,
   // and the task's ending does not make it claim again.
@@ -259,12 +346,7 @@ CAF_TEST(an ending makes the runner claim unless the queue was found idle) {
   cfg.max_concurrency = 4;
   cfg.prefetch = 0;
   start();
-  auto task = make_task("ok");
-  claim_result taken;
-  taken.tasks = {task};
-  log->claims.push_back(taken);
-  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
-            std::vector<uuid>{task.id});
+  auto task = name_one(*this);
   settle();
   CAF_CHECK_EQUAL(completed_count(), 1u);
   CAF_REQUIRE_EQUAL(log->requests.size(), 3u);

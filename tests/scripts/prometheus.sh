@@ -132,12 +132,13 @@ picked=$(sql "SELECT count(*) FROM cafmq.tasks WHERE state = 'completed'
 wait_until 10 "completed in the last minute is not $n" \
   equals 'sum(cafmq_queue_finished_last_minute{state="completed"})' "$n"
 # The connections gauge counts the runtime's own connections (claim, and
-# write, renew, admin, listen and session once used): those the database
-# shows by their application names.
+# claim_ids, write, renew, admin, listen and session once used): those the
+# database shows by their application names.
 held() {
   local db gauge
   db=$(sql "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
-             AND application_name IN ('cafmq claim', 'cafmq write', 'cafmq renew',
+             AND application_name IN ('cafmq claim', 'cafmq claim_ids',
+                                      'cafmq write', 'cafmq renew',
                                       'cafmq admin', 'cafmq listen',
                                       'cafmq session')")
   gauge=$(curl -sf "http://$runner_at/metrics" | awk '$1 == "cafmq_connections" {print $2}')

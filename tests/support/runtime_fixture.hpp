@@ -237,6 +237,9 @@ struct fixture : test_coordinator_fixture<> {
         case db_role::claim:
           claim_db = db;
           break;
+        case db_role::claim_ids:
+          ids_db = db;
+          break;
         case db_role::write:
           write_db = db;
           break;
@@ -358,6 +361,7 @@ struct fixture : test_coordinator_fixture<> {
   std::shared_ptr<std::vector<log_record>> logs
     = std::make_shared<std::vector<log_record>>();
   database_actor claim_db;
+  database_actor ids_db;
   database_actor write_db;
   database_actor renew_db;
   database_actor admin_db;

@@ -68,6 +68,7 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
       self->state.offers.emplace_back(names, n);
     },
     [](peers_atom, const database_actor&) {},
+    [](peers_atom, ready_atom, const database_actor&) {},
     [](peers_atom, const pool_actor&) {},
     [](peers_atom, const router_actor&) {},
     [](peers_atom, const completer_actor&) {},

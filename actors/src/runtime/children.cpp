@@ -25,6 +25,8 @@ const char* to_string(db_role x) {
   switch (x) {
     case db_role::claim:
       return "claim";
+    case db_role::claim_ids:
+      return "claim_ids";
     case db_role::write:
       return "write";
     case db_role::renew:
@@ -104,9 +106,9 @@ void start_router(supervisor_ptr self) {
 
 void start_dispatcher(supervisor_ptr self) {
   auto& st = self->state;
-  st.dispatcher
-    = spawn_dispatcher(self->system(), st.ctx, st.claim_db, st.pool, st.router,
-                       st.completer, lease_keeper_actor{st.keeper}, me(self));
+  st.dispatcher = spawn_dispatcher(self->system(), st.ctx, st.claim_db,
+                                   st.ids_db, st.pool, st.router, st.completer,
+                                   lease_keeper_actor{st.keeper}, me(self));
   adopt(self, st.dispatcher);
   // Workers that joined before a restart are still there.
   self->send(st.router, peers_atom::value, offer_listener_actor{st.dispatcher});
@@ -194,6 +196,10 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
     which = "claim database";
     st.claim_db = make_db(self, db_role::claim);
     self->send(st.dispatcher, peers_atom::value, st.claim_db);
+  } else if (is(st.ids_db)) {
+    which = "claim-by-id database";
+    st.ids_db = make_db(self, db_role::claim_ids);
+    self->send(st.dispatcher, peers_atom::value, ready_atom::value, st.ids_db);
   } else if (is(st.write_db)) {
     which = "write database";
     st.write_db = make_db(self, db_role::write);

@@ -21,7 +21,8 @@ namespace dispatcher_impl {
 
 void check_drained(dispatcher_ptr self) {
   auto& st = self->state;
-  if (!st.draining || st.held > 0 || st.claiming || st.reserved > 0)
+  if (!st.draining || st.held > 0 || st.claiming || st.claiming_ids
+      || st.reserved > 0)
     return;
   for (auto& rp : st.drained)
     rp.deliver(true);
@@ -95,26 +96,26 @@ void hand_out(dispatcher_ptr self, claim_result& result) {
   }
   for (auto& batch : batches)
     self->send(batch.first->handle, run_atom::value, std::move(batch.second));
-  if (!st.claiming && st.reserved == 0)
+  if (!st.claiming && !st.claiming_ids && st.reserved == 0)
     route_deferred_cancels(self);
 }
 
-// A claim returned: hands out what it took.
+// A claim returned (its flag is reset): hands out what it took.
 void claim_returned(dispatcher_ptr self, claim_result& result) {
   auto& st = self->state;
-  st.claiming = false;
   st.error_backoff = std::chrono::milliseconds{0};
   st.ctx->metrics->claim_returned();
   hand_out(self, result);
 }
 
+// A claim failed (its flag is reset): back off, then claim fairly.
 void claim_failed(dispatcher_ptr self, const caf::error& err) {
   auto& st = self->state;
-  st.claiming = false;
   st.idle = false;
   // The claim after the backoff is a fair one: it takes them too.
   st.named.clear();
-  if (st.reserved == 0)
+  st.unresolved.clear();
+  if (!st.claiming && !st.claiming_ids && st.reserved == 0)
     route_deferred_cancels(self);
   if (st.draining) {
     check_drained(self);
@@ -128,8 +129,35 @@ void claim_failed(dispatcher_ptr self, const caf::error& err) {
   wake_after(self, st.error_backoff);
 }
 
+// Removes from `ids` the tasks that `result` took or ended.
+void drop_taken(std::vector<uuid>& ids, const claim_result& result) {
+  auto taken = [&](const uuid& id) {
+    return std::any_of(result.tasks.begin(), result.tasks.end(),
+                       [&](const claimed_task& x) { return x.id == id; })
+           || std::any_of(
+             result.ended.begin(), result.ended.end(),
+             [&](const claim_ending& x) { return x.task.id == id; });
+  };
+  ids.erase(std::remove_if(ids.begin(), ids.end(), taken), ids.end());
+}
+
+// A fair claim returned.
 void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   auto& st = self->state;
+  st.claiming = false;
+  // What a claim by id in flight may have missed because this claim held
+  // it locked.
+  if (st.claiming_ids)
+    for (auto& x : result.tasks)
+      st.fair_took.push_back(x.id);
+  // Tasks a claim by id missed while this claim was in flight: those it
+  // took need no other claim.
+  bool missed = false;
+  if (!st.unresolved.empty()) {
+    drop_taken(st.unresolved, result);
+    missed = !st.unresolved.empty();
+    st.unresolved.clear();
+  }
   auto full = static_cast<int>(result.tasks.size()) == limit;
   st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
   claim_returned(self, result);
@@ -145,8 +173,9 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   wake_after(self, wait);
   // Claim again at once only after a productive claim: a full batch, or a
   // round-robin walk that was cut short.
-  bool more = !result.tasks.empty()
-              && (full || (result.wait && result.wait->count() == 0));
+  bool more = missed
+              || (!result.tasks.empty()
+                  && (full || (result.wait && result.wait->count() == 0)));
   // Idle: the claim took every task it could take now (not a full batch,
   // nor a walk cut short), and what becomes ready from now on wakes the
   // runner (a notification, or the timer at the next due time). A limited
@@ -177,7 +206,8 @@ void maybe_claim(dispatcher_ptr self) {
     return;
   }
   st.claim_again = false;
-  auto limit = st.sizer->limit(self->clock().now(), st.held + st.reserved);
+  auto limit = st.sizer->limit(self->clock().now(),
+                               st.held + st.reserved + st.ids_asked);
   if (limit == 0) {
     // No room now: an ending makes room, so it claims.
     st.idle = false;
@@ -191,7 +221,45 @@ void maybe_claim(dispatcher_ptr self) {
     ->request(st.claim_db, st.ctx->request_timeout(), claim_atom::value,
               st.request)
     .then([=](claim_result& result) { claimed(self, limit, result); },
-          [=](caf::error& err) { claim_failed(self, err); });
+          [=](caf::error& err) {
+            self->state.claiming = false;
+            claim_failed(self, err);
+          });
+}
+
+// A claim by id returned. Its wait is 0 when a named task is still pending
+// but was not taken: held back by a rule the fair claim applies, or locked
+// by another claim. If that claim is this runner's fair claim in flight (or
+// one that returned meanwhile), it took the task; else a fair claim
+// follows. Without that account, under a held snapshot (fair claims slow,
+// and locking what the claims by id ask for) the fair claims ran back to
+// back.
+void claimed_by_id(dispatcher_ptr self, std::vector<uuid> asked,
+                   claim_result& result) {
+  auto& st = self->state;
+  st.claiming_ids = false;
+  st.ids_asked = 0;
+  auto fair = false;
+  if (result.wait && result.wait->count() == 0) {
+    drop_taken(asked, result);
+    if (st.claiming) {
+      st.unresolved.insert(st.unresolved.end(), asked.begin(), asked.end());
+    } else {
+      auto by_fair = [&](const uuid& id) {
+        return std::find(st.fair_took.begin(), st.fair_took.end(), id)
+               != st.fair_took.end();
+      };
+      asked.erase(std::remove_if(asked.begin(), asked.end(), by_fair),
+                  asked.end());
+      fair = !asked.empty();
+    }
+  }
+  st.fair_took.clear();
+  claim_returned(self, result);
+  if (st.draining)
+    check_drained(self);
+  else
+    claim_next(self, fair);
 }
 
 // A spawn's notification named these tasks of a channel this runner
@@ -203,7 +271,7 @@ void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
   auto& st = self->state;
   if (st.draining)
     return;
-  if (!ids.empty() && st.claiming) {
+  if (!ids.empty() && st.claiming_ids) {
     st.named.insert(st.named.end(), ids.begin(), ids.end());
     return;
   }
@@ -213,22 +281,24 @@ void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
     maybe_claim(self);
     return;
   }
-  st.claiming = true;
+  st.claiming_ids = true;
+  st.ids_asked = static_cast<int>(ids.size());
+  st.fair_took.clear();
   st.request.paused.assign(st.paused.begin(), st.paused.end());
   st.request.ids = std::move(ids);
-  auto sent = self->request(st.claim_db, st.ctx->request_timeout(),
+  auto sent = self->request(st.ids_db, st.ctx->request_timeout(),
                             claim_atom::value, st.request);
-  st.request.ids.clear();
+  std::vector<uuid> asked;
+  asked.swap(st.request.ids);
   sent.then(
-    [=](claim_result& result) {
-      auto& st = self->state;
-      claim_returned(self, result);
-      if (st.draining)
-        check_drained(self);
-      else
-        claim_next(self, result.wait && result.wait->count() == 0);
+    [=](claim_result& result) mutable {
+      claimed_by_id(self, std::move(asked), result);
     },
-    [=](caf::error& err) { claim_failed(self, err); });
+    [=](caf::error& err) {
+      self->state.claiming_ids = false;
+      self->state.ids_asked = 0;
+      claim_failed(self, err);
+    });
 }
 
 // Direct dispatch: a spawn of `name` through the runtime asks for a slot.
@@ -266,11 +336,13 @@ void forward_to_channels(dispatcher_ptr self, events_atom,
 
 dispatcher_actor::behavior_type
 dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
-           pool_actor pool, router_actor router, completer_actor completer,
-           lease_keeper_actor keeper, supervisor_actor runtime) {
+           database_actor ids_db, pool_actor pool, router_actor router,
+           completer_actor completer, lease_keeper_actor keeper,
+           supervisor_actor runtime) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.claim_db = std::move(claim_db);
+  st.ids_db = std::move(ids_db);
   st.pool = std::move(pool);
   st.router = std::move(router);
   st.completer = std::move(completer);
@@ -317,7 +389,7 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
     [=](cancel_atom, const std::string& name, const std::string& args,
         const uuid& id) {
       auto& st = self->state;
-      if (st.claiming || st.reserved > 0)
+      if (st.claiming || st.claiming_ids || st.reserved > 0)
         st.deferred_cancels.emplace_back(name, args, id);
       else
         route_cancel(self, name, args, id);
@@ -386,6 +458,9 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       self->state.events = std::move(x);
     },
     [=](peers_atom, database_actor& x) { self->state.claim_db = std::move(x); },
+    [=](peers_atom, ready_atom, database_actor& x) {
+      self->state.ids_db = std::move(x);
+    },
     [=](peers_atom, pool_actor& x) {
       forward_to_channels(self, x);
       self->state.pool = std::move(x);
@@ -433,14 +508,16 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
 } // namespace dispatcher_impl
 
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
-                                  database_actor claim_db, pool_actor pool,
+                                  database_actor claim_db,
+                                  database_actor ids_db, pool_actor pool,
                                   router_actor router,
                                   completer_actor completer,
                                   lease_keeper_actor keeper,
                                   supervisor_actor runtime) {
   return sys.spawn(dispatcher_impl::dispatcher, std::move(ctx),
-                   std::move(claim_db), std::move(pool), std::move(router),
-                   std::move(completer), std::move(keeper), std::move(runtime));
+                   std::move(claim_db), std::move(ids_db), std::move(pool),
+                   std::move(router), std::move(completer), std::move(keeper),
+                   std::move(runtime));
 }
 
 } // namespace cafmq::actors

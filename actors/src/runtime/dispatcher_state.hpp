@@ -48,7 +48,27 @@ struct dispatcher_state {
   // back: counted as held by every claim.
   int reserved = 0;
   claim_request request;
+  // Claims by id go to a connection of their own (db_role::claim_ids), so
+  // that a slow fair claim (a held snapshot keeps the dead entries of every
+  // task claimed since in the indexes it walks) does not hold them up. At
+  // most one claim of each kind is in flight. A fair claim counts the
+  // tasks a claim by id in flight asked for as held; a claim by id does not
+  // wait for the slots a fair claim asked for (it would never go, since a
+  // fair claim asks for every free slot), so both may return tasks at once
+  // and the runner holds up to `ids_asked` attempts beyond its slots, as
+  // with prefetch, until its handlers take them.
+  database_actor ids_db;
+  // A fair claim is in flight.
   bool claiming = false;
+  // A claim by id is in flight, for `ids_asked` tasks.
+  bool claiming_ids = false;
+  int ids_asked = 0;
+  // Tasks a fair claim took while a claim by id was in flight (it may have
+  // found them locked), and tasks a claim by id found pending but could not
+  // take while a fair claim was in flight (that claim may hold them): see
+  // claimed_by_id in dispatcher.cpp.
+  std::vector<uuid> fair_took;
+  std::vector<uuid> unresolved;
   bool claim_again = false;
   // Tasks that spawns named while a claim was in flight: claimed by id
   // next, unless a fair claim comes first (it takes them too).

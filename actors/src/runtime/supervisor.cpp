@@ -137,8 +137,8 @@ supervisor_actor::behavior_type supervisor(supervisor_ptr self,
   st.ctx = std::move(ctx);
   st.parts = std::move(parts);
   if (!st.parts.make_db) {
-    for (auto role :
-         {db_role::claim, db_role::write, db_role::renew, db_role::admin})
+    for (auto role : {db_role::claim, db_role::claim_ids, db_role::write,
+                      db_role::renew, db_role::admin})
       st.db_guards[role] = std::make_shared<connection_guard>();
     auto startup = std::make_shared<std::shared_ptr<queue_connection>>(
       std::move(st.parts.startup));
@@ -163,6 +163,7 @@ supervisor_actor::behavior_type supervisor(supervisor_ptr self,
         static_cast<std::size_t>(ctx->cfg.max_concurrency));
     };
   st.claim_db = make_db(self, db_role::claim);
+  st.ids_db = make_db(self, db_role::claim_ids);
   st.write_db = make_db(self, db_role::write);
   st.renew_db = make_db(self, db_role::renew);
   st.admin_db = make_db(self, db_role::admin);

@@ -25,6 +25,7 @@ struct supervisor_state {
   // The runtime's public face, told where the calls go.
   face_actor face;
   database_actor claim_db;
+  database_actor ids_db;
   database_actor write_db;
   database_actor renew_db;
   database_actor admin_db;

@@ -30,13 +30,14 @@
 
 namespace cafmq::actors {
 
-/// Spawns the dispatcher (see the top of this header). It claims through
-/// `claim_db`; its channel actors run attempts on `pool` (handlers of this
-/// process) or `router` (joined workers), write outcomes
-/// through `completer` and tell `keeper` which attempts they hold; it
-/// tells `runtime` when it restarts a channel actor.
+/// Spawns the dispatcher (see the top of this header). It claims fairly
+/// through `claim_db` and by id through `ids_db`; its channel actors run
+/// attempts on `pool` (handlers of this process) or `router` (joined workers),
+/// write outcomes through `completer` and tell `keeper` which attempts they
+/// hold; it tells `runtime` when it restarts a channel actor.
 dispatcher_actor spawn_dispatcher(caf::actor_system& sys, context_ptr ctx,
-                                  database_actor claim_db, pool_actor pool,
+                                  database_actor claim_db,
+                                  database_actor ids_db, pool_actor pool,
                                   router_actor router,
                                   completer_actor completer,
                                   lease_keeper_actor keeper,

@@ -265,9 +265,10 @@ using dispatcher_actor = caf::typed_actor<
   // event hub: where events go (invalid: nobody subscribes); passed on to
   // every channel.
   caf::reacts_to<events_atom, event_sink_actor>,
-  // runtime: a restarted sibling (claim database, pool, router, completer,
-  // keeper).
+  // runtime: a restarted sibling (claim database, claim-by-id database,
+  // pool, router, completer, keeper).
   caf::reacts_to<peers_atom, database_actor>,
+  caf::reacts_to<peers_atom, ready_atom, database_actor>,
   caf::reacts_to<peers_atom, pool_actor>,
   caf::reacts_to<peers_atom, router_actor>,
   caf::reacts_to<peers_atom, completer_actor>,

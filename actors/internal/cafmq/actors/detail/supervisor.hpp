@@ -54,8 +54,11 @@ class started_attempts;
 /// carry, so that no kind of call waits behind another: a slow prune or a
 /// hung API call costs no lease and delays no outcome.
 enum class db_role {
-  /// The dispatcher's claims ("cafmq claim").
+  /// The dispatcher's fair claims ("cafmq claim").
   claim,
+  /// The dispatcher's claims by id ("cafmq claim_ids"): on a connection of
+  /// their own, so that a slow fair claim does not hold them up.
+  claim_ids,
   /// Outcomes (completer), and handlers' checkpoints and keep-alives
   /// ("cafmq write").
   write,
