@@ -392,7 +392,7 @@ BEGIN
                     AND t.priority > 0) THEN
     v_ids := ARRAY(
       SELECT t.id FROM cafmq.tasks_live t
-       WHERE t.id = ANY (p_ids) AND t.state = 'pending' AND NOT t.ordered
+       WHERE t.id = ANY (p_ids) AND t.state::text = 'pending' AND NOT t.ordered
          AND t.run_at <= now() AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
          AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
@@ -1597,7 +1597,7 @@ CREATE FUNCTION cafmq.record_workers(p_ids uuid[], p_attempts integer[], p_worke
     FROM unnest(p_ids, p_attempts, p_workers) AS w (id, attempt, worker)
    WHERE t.id = w.id AND t.attempt = w.attempt
      AND t.id IN (SELECT l.id FROM cafmq.tasks_live l
-                   WHERE l.id = ANY (p_ids) AND l.state = 'running'
+                   WHERE l.id = ANY (p_ids) AND l.state::text = 'running'
                    ORDER BY l.id
                      FOR UPDATE SKIP LOCKED)
 $$;

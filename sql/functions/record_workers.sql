@@ -7,6 +7,8 @@
 -- clears it (claim_start); the history keeps the worker of the last one.
 -- A row locked meanwhile (its attempt ending, or its lease being renewed)
 -- is passed over, not waited for: its record is lost, not the attempt.
+-- The lookup compares state::text so that the ids go through the primary
+-- key, never the partial index tasks_running (see complete.sql).
 CREATE OR REPLACE FUNCTION cafmq.record_workers(
     p_ids uuid[], p_attempts integer[], p_workers text[])
  RETURNS void
@@ -16,7 +18,7 @@ AS $$
     FROM unnest(p_ids, p_attempts, p_workers) AS w (id, attempt, worker)
    WHERE t.id = w.id AND t.attempt = w.attempt
      AND t.id IN (SELECT l.id FROM cafmq.tasks_live l
-                   WHERE l.id = ANY (p_ids) AND l.state = 'running'
+                   WHERE l.id = ANY (p_ids) AND l.state::text = 'running'
                    ORDER BY l.id
                      FOR UPDATE SKIP LOCKED)
 $$;

@@ -222,13 +222,21 @@ CAF_TEST(a notification that names tasks claims them by id when they fit) {
   CAF_CHECK(log->requests[m].ids == std::vector<uuid>{a});
   CAF_CHECK(log->requests[m + 1].ids == std::vector<uuid>{b});
   n = m + 2;
-  // More tasks than free slots: the fair claim, up to the slots.
-  anon_send(dispatcher(), ready_atom::value, std::string{"default"},
-            std::vector<uuid>{uuid::random(), uuid::random(), uuid::random()});
+  // More tasks than free slots: claimed by id up to the slots, the third
+  // once an ending makes room; no fair claim (it would take no more).
+  std::vector<uuid> three{uuid::random(), uuid::random(), uuid::random()};
+  claim_result two;
+  two.tasks = {make_task("ok"), make_task("ok")};
+  two.tasks[0].id = three[0];
+  two.tasks[1].id = three[1];
+  log->claims.push_back(two);
+  log->claims.push_back(claim_result{});
+  anon_send(dispatcher(), ready_atom::value, std::string{"default"}, three);
   settle();
-  CAF_REQUIRE_EQUAL(log->requests.size(), n + 1);
-  CAF_CHECK(log->requests.back().ids.empty());
-  CAF_CHECK_EQUAL(log->requests.back().limit, 2);
+  CAF_REQUIRE_EQUAL(log->requests.size(), n + 2);
+  CAF_CHECK(log->requests[n].ids
+            == std::vector<uuid>(three.begin(), three.begin() + 2));
+  CAF_CHECK(log->requests[n + 1].ids == std::vector<uuid>{three[2]});
   // The claim's sizing saw none of the claims by id: every fair claim
   // asked for the two slots.
   for (auto& req : log->requests)

@@ -262,24 +262,41 @@ void claimed_by_id(dispatcher_ptr self, std::vector<uuid> asked,
     claim_next(self, fair);
 }
 
+// Most task ids that wait in `named` for room; beyond them the runner
+// forgets the ids, and the next ending claims fairly.
+constexpr size_t max_named = 8192;
+
 // A spawn's notification named these tasks of a channel this runner
-// serves: claim them by id (cafmq.claim_ids) when it may hold them all
-// now, else claim fairly. A claim by id leaves the wake-up timer and the
-// claim's sizing alone; the fair claim follows it when it says so (a named
-// task was held back or locked) or when asked for meanwhile.
+// serves (none: a notification that names no task, so a fair claim):
+// claim by id (cafmq.claim_ids) as many as the runner may hold now; the
+// rest wait in `named` until an ending makes room, and are claimed by id
+// then. A busy runner used to claim fairly instead, which took no more
+// tasks (the same room) and, under a held snapshot, made each such claim
+// slow, its batch full, and the next one follow at once. A claim by id
+// leaves the wake-up timer and the claim's sizing alone; the fair claim
+// follows it when it says so (a named task was held back or locked) or
+// when asked for meanwhile.
 void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
   auto& st = self->state;
   if (st.draining)
     return;
-  if (!ids.empty() && st.claiming_ids) {
-    st.named.insert(st.named.end(), ids.begin(), ids.end());
-    return;
-  }
-  if (ids.empty()
-      || st.sizer->limit(self->clock().now(), st.held + st.reserved)
-           < static_cast<int>(ids.size())) {
+  if (ids.empty()) {
     maybe_claim(self);
     return;
+  }
+  auto room = st.claiming_ids
+                ? 0
+                : st.sizer->limit(self->clock().now(), st.held + st.reserved);
+  if (room < static_cast<int>(ids.size())) {
+    auto n = static_cast<size_t>(std::max(room, 0));
+    st.named.insert(st.named.end(), ids.begin() + n, ids.end());
+    ids.resize(n);
+    if (st.named.size() > max_named) {
+      st.named.clear();
+      st.idle = false;
+    }
+    if (ids.empty())
+      return;
   }
   st.claiming_ids = true;
   st.ids_asked = static_cast<int>(ids.size());
@@ -410,8 +427,13 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       st.sizer->finished(n - counts.released);
       if (st.draining)
         check_drained(self);
-      else if (!st.idle || counts.released > 0)
-        maybe_claim(self);
+      else {
+        // Room for the tasks named while the runner was busy.
+        if (!st.named.empty() && !st.claiming_ids)
+          claim_by_id(self, std::exchange(st.named, {}));
+        if (!st.idle || counts.released > 0)
+          maybe_claim(self);
+      }
     },
     [=](retire_atom, const std::string& key) {
       auto& chans = *self->state.channels;

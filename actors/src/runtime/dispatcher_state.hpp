@@ -70,8 +70,9 @@ struct dispatcher_state {
   std::vector<uuid> fair_took;
   std::vector<uuid> unresolved;
   bool claim_again = false;
-  // Tasks that spawns named while a claim was in flight: claimed by id
-  // next, unless a fair claim comes first (it takes them too).
+  // Tasks that spawns named while a claim by id was in flight, or while the
+  // runner had no room for them: claimed by id next (when room is made),
+  // unless a fair claim comes first (it takes them too).
   std::vector<uuid> named;
   // The last fair claim took every task it could take, and since then only
   // spawns it claimed by id woke the runner: an attempt that ends has no
