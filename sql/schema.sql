@@ -392,8 +392,8 @@ BEGIN
                     AND t.priority > 0) THEN
     v_ids := ARRAY(
       SELECT t.id FROM cafmq.tasks_live t
-       WHERE t.id = ANY (p_ids) AND t.state::text = 'pending' AND NOT t.ordered
-         AND t.run_at <= now() AND t.name = ANY (p_names)
+       WHERE t.id = ANY (p_ids) AND t.state::text = 'pending'
+         AND NOT t.ordered AND t.run_at <= now() AND t.name = ANY (p_names)
          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
          AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
          AND NOT EXISTS (SELECT 1 FROM cafmq.channel_limits l
