@@ -377,6 +377,8 @@ CREATE FUNCTION cafmq.claim_ids(p_node text, p_names text[], p_channels text[], 
 DECLARE
   v_ids uuid[] := '{}';
   v_last cafmq.claim_row;
+  -- The names this runner runs, paused ones included.
+  v_runs text[] := p_names;
 BEGIN
   IF p_channels = '{}' THEN
     p_channels := NULL;
@@ -409,7 +411,7 @@ BEGIN
   v_last.wait := CASE WHEN EXISTS (
                    SELECT 1 FROM cafmq.tasks_live t
                     WHERE t.id = ANY (p_ids) AND t.id <> ALL (v_ids)
-                      AND t.state = 'pending')
+                      AND t.state = 'pending' AND t.name = ANY (v_runs))
                  THEN interval '0' END;
   RETURN NEXT v_last;
 END

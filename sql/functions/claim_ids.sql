@@ -21,7 +21,10 @@
 -- The last row has id NULL, and its `wait` is 0 when the fair claim must
 -- follow: a named task is still pending but was not taken here (held back
 -- by a rule above, or locked by another claim). A task another runner has
--- taken already needs nothing more.
+-- taken already needs nothing more, nor does one of a name this runner
+-- does not run (runners that share a channel but not its task names each
+-- hear every spawn of it; a fair claim after each, slow under a held
+-- snapshot, would take nothing).
 CREATE OR REPLACE FUNCTION cafmq.claim_ids(
     p_node text,
     p_names text[],
@@ -36,6 +39,8 @@ AS $$
 DECLARE
   v_ids uuid[] := '{}';
   v_last cafmq.claim_row;
+  -- The names this runner runs, paused ones included.
+  v_runs text[] := p_names;
 BEGIN
   IF p_channels = '{}' THEN
     p_channels := NULL;
@@ -68,7 +73,7 @@ BEGIN
   v_last.wait := CASE WHEN EXISTS (
                    SELECT 1 FROM cafmq.tasks_live t
                     WHERE t.id = ANY (p_ids) AND t.id <> ALL (v_ids)
-                      AND t.state = 'pending')
+                      AND t.state = 'pending' AND t.name = ANY (v_runs))
                  THEN interval '0' END;
   RETURN NEXT v_last;
 END

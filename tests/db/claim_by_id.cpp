@@ -133,7 +133,13 @@ CAF_TEST(a claim by id leaves what the fair claim would hold back) {
   };
   refused(spawn_builder{"t"}.ordered().spawn(*conn)->id, request({"t"}));
   refused(spawn_builder{"t"}.delay(1h).spawn(*conn)->id, request({"t"}));
-  refused(spawn_builder{"u"}.spawn(*conn)->id, request({"t"}));
+  // A name this runner does not run: not taken, and no fair claim (it
+  // would take nothing either).
+  auto foreign = spawn_builder{"u"}.spawn(*conn)->id;
+  auto not_mine = claim_or_throw(*q, by_id({"t"}, {foreign}));
+  CAF_CHECK(not_mine.tasks.empty());
+  CAF_CHECK(!asks_fair_claim(not_mine));
+  CAF_CHECK_EQUAL(state_of(*conn, foreign), "pending");
   auto served = request({"t"});
   served.channels = {"mine"};
   refused(spawn_builder{"t"}.channel_name("other").spawn(*conn)->id, served);
