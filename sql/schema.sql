@@ -1429,6 +1429,24 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.live_index_upkeep(p_min_bytes bigint) RETURNS TABLE(index_name text, action text)
+    LANGUAGE sql STABLE
+    AS $_$
+  SELECT c.relname::text,
+         CASE WHEN i.indisvalid THEN 'rebuild' ELSE 'drop' END
+    FROM pg_index i
+    JOIN pg_class c ON c.oid = i.indexrelid
+    JOIN pg_class t ON t.oid = i.indrelid
+   WHERE i.indrelid = 'cafmq.tasks_live'::regclass
+     AND CASE WHEN i.indisvalid
+              THEN pg_relation_size(c.oid) > p_min_bytes
+                   AND pg_relation_size(c.oid)
+                       > 8 * 64 * greatest(t.reltuples, 0)::bigint
+              ELSE c.relname ~ '_cc(new|old)[0-9]*$'
+         END
+   ORDER BY pg_relation_size(c.oid) DESC
+$_$;
+
 CREATE FUNCTION cafmq.notify_ready(p_channels text[]) RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -1459,6 +1477,23 @@ BEGIN
                   nullif(current_setting('cafmq.dispatching', true), '')) c
     GROUP BY c.channel_name;
 END
+$$;
+
+CREATE FUNCTION cafmq.oldest_snapshot() RETURNS interval
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT clock_timestamp() - min(s.since)
+    FROM (SELECT a.xact_start
+            FROM pg_stat_activity a
+           WHERE a.datname = current_database()
+             AND a.pid <> pg_backend_pid()
+             AND a.backend_type = 'client backend'
+             AND (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL)
+             AND a.query !~* '^\s*(vacuum|create index concurrently|reindex)'
+          UNION ALL
+          SELECT p.prepared
+            FROM pg_prepared_xacts p
+           WHERE p.database = current_database()) AS s (since)
 $$;
 
 CREATE FUNCTION cafmq.pause(p_kind text, p_value text) RETURNS boolean

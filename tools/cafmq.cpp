@@ -180,6 +180,10 @@ int main(int argc, char** argv) {
                     "the retention (default: cafmq.retention from the config)");
   prune->add_option("--batch", batch, "rows per statement")
     ->capture_default_str();
+  auto* compact = app.add_subcommand(
+    "compact", "vacuum the live table and rebuild the indexes a held "
+               "snapshot left mostly empty (what the runners' maintenance "
+               "does after one)");
   std::string pause_channel;
   std::string pause_task;
   auto* pause = app.add_subcommand(
@@ -289,6 +293,8 @@ int main(int argc, char** argv) {
     return cancel_command(ctx, ids, filter, bulk_limit);
   if (cmd == prune)
     return prune_command(ctx, older_than, batch);
+  if (cmd == compact)
+    return compact_command(ctx);
   if (cmd == pause || cmd == resume)
     return pause_command(ctx, cmd == pause, pause_channel, pause_task);
   if (scheduling.first.owns(cmd))

@@ -75,6 +75,10 @@ int cancel_command(const context& ctx, const std::vector<std::string>& ids,
 
 int prune_command(const context& ctx, const std::string& older_than, int batch);
 
+/// Compacts the live table (cafmq::compact_live_table); refuses while a
+/// transaction older than 5 s keeps vacuum from it.
+int compact_command(const context& ctx);
+
 /// Pauses (`pause` true) or resumes a channel name or a task name; with
 /// neither given, lists the pauses in force.
 int pause_command(const context& ctx, bool pause, const std::string& channel,

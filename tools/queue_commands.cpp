@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Commands on the queue: migrate, version, stats, prune, pause, top.
+// Commands on the queue: migrate, version, stats, prune, compact, pause,
+// top.
 #include "commands.hpp"
 
 #include <csignal>
+#include <iomanip>
 #include <iostream>
 #include <thread>
 
@@ -151,6 +153,44 @@ int prune_command(const context& ctx, const std::string& older_than,
       else
         std::cout << "pruned " << total << " finished tasks older than "
                   << format_duration(retention) << '\n';
+      return exit_ok;
+    });
+}
+
+int compact_command(const context& ctx) {
+  return with_connection(
+    ctx, [&](pqxx::connection_base& conn) -> caf::expected<int> {
+      auto held = oldest_snapshot(conn);
+      if (!held)
+        return std::move(held.error());
+      if (*held && **held >= std::chrono::seconds{5}) {
+        std::cerr << "cafmq: a transaction has kept vacuum from the live "
+                     "table for "
+                  << format_duration(**held)
+                  << ": nothing can be given back until it ends (see "
+                     "pg_stat_activity)\n";
+        return exit_error;
+      }
+      auto report = compact_live_table(conn);
+      if (!report)
+        return std::move(report.error());
+      if (ctx.json) {
+        std::cout << json{{"bytes_before", report->bytes_before},
+                          {"bytes_after", report->bytes_after},
+                          {"rebuilt", report->rebuilt}}
+                       .dump()
+                  << '\n';
+      } else {
+        auto mb = [](std::int64_t x) {
+          return x / (1024.0 * 1024.0);
+        };
+        std::cout << std::fixed << std::setprecision(1)
+                  << "live table: " << mb(report->bytes_before) << " MB -> "
+                  << mb(report->bytes_after) << " MB; rebuilt:";
+        for (const auto& x : report->rebuilt)
+          std::cout << ' ' << x;
+        std::cout << (report->rebuilt.empty() ? " none\n" : "\n");
+      }
       return exit_ok;
     });
 }

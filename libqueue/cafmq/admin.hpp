@@ -291,4 +291,50 @@ caf::expected<bool> clear_channel_limit(pqxx::connection_base& conn,
 caf::expected<std::vector<channel_limit>>
 channel_limits(pqxx::connection_base& conn);
 
+// -- the live table after a held snapshot -----------------------------------
+
+/// How long the oldest transaction of the database that keeps vacuum from
+/// removing dead row versions has run (`cafmq.oldest_snapshot`): a held
+/// snapshot, a session idle in a transaction, a prepared transaction. None
+/// when there is none that this role can see (other roles' sessions count
+/// only with pg_read_all_stats).
+caf::expected<std::optional<std::chrono::milliseconds>>
+oldest_snapshot(pqxx::connection_base& conn);
+
+/// The first step of compacting cafmq.tasks_live: vacuums it (outside any
+/// transaction: vacuum gives the empty pages at its end back), drops the
+/// index builds that a failed rebuild left invalid, and answers the indexes
+/// worth rebuilding (`cafmq.live_index_upkeep`: over `min_index_bytes` and
+/// mostly empty), largest first.
+caf::expected<std::vector<std::string>>
+vacuum_live_table(pqxx::connection_base& conn,
+                  std::int64_t min_index_bytes = std::int64_t{1} << 20);
+
+/// Rebuilds one index of cafmq.tasks_live (a name `vacuum_live_table`
+/// answered) with REINDEX INDEX CONCURRENTLY: claims and endings go on
+/// meanwhile; it waits for the transactions that were running when it
+/// began. Answers the index's size after, in bytes; `errc::invalid_argument`
+/// when `name` is no index of the live table.
+caf::expected<std::int64_t> rebuild_live_index(pqxx::connection_base& conn,
+                                               const std::string& name);
+
+/// What `compact_live_table` did.
+struct compaction_report {
+  /// The live table with its indexes and TOAST, in bytes, before and after.
+  std::int64_t bytes_before = 0;
+  /// After.
+  std::int64_t bytes_after = 0;
+  /// The indexes rebuilt.
+  std::vector<std::string> rebuilt;
+};
+
+/// All the steps at once (the CLI's `compact`): vacuum_live_table, a
+/// rebuild of each index it answers, and a second vacuum, which gives back
+/// the pages at the table's end that the tasks running during the first
+/// one held. The runtime's maintenance takes the same steps one request at
+/// a time after a held snapshot ends.
+caf::expected<compaction_report> compact_live_table(pqxx::connection_base& conn,
+                                                    std::int64_t min_index_bytes
+                                                    = std::int64_t{1} << 20);
+
 } // namespace cafmq

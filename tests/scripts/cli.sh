@@ -3,7 +3,7 @@
 # The `cafmq` command line as an operator uses it, on a fresh database of the
 # private cluster (CAFMQ_DATABASE_URL): help and usage errors, an unmigrated
 # database, migrate and its steps, list / stats / retry / cancel / prune /
-# top / status / watch / version in text and JSON, exit codes, the config
+# compact / top / status / watch / version in text and JSON, exit codes, the config
 # file's [cafmq] group.
 #
 #   cli.sh CLI      (the cafmq binary)
@@ -39,11 +39,11 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)" <<<"$ou
 
 # -- help and usage ---------------------------------------------------------
 run 0 --help
-for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit workflow top dashboard metrics node; do
+for cmd in migrate version status watch list stats retry cancel prune compact pause resume schedule limit workflow top dashboard metrics node; do
   has "$out" "  $cmd "
 done
 has "$out" "Exit codes:"
-for cmd in migrate version status watch list stats retry cancel prune pause resume schedule limit workflow top dashboard metrics; do
+for cmd in migrate version status watch list stats retry cancel prune compact pause resume schedule limit workflow top dashboard metrics; do
   run 0 "$cmd" --help
   has "$out" "Usage: cafmq $cmd"
 done
@@ -249,6 +249,24 @@ has "$out" "pruned 1 "
 run 0 prune --older-than 1d --json
 [[ $(json 'd["pruned"]') == 0 ]] || fail "prune again: $out"
 run 2 prune --older-than never
+# compact: nothing held, so it runs (a small table: nothing to rebuild);
+# while a transaction holds a snapshot for 5 s, it refuses.
+run 0 compact
+has "$out" "live table: "
+has "$out" "rebuilt: none"
+run 0 compact --json
+[[ $(json 'd["rebuilt"]') == "[]" ]] || fail "compact --json: $out"
+PGAPPNAME=cli_holder psql "$url" -qc "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM cafmq.tasks_live; SELECT pg_sleep(120)" >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 600); do
+  [[ $(sql "SELECT coalesce(extract(epoch FROM cafmq.oldest_snapshot()) >= 5, false)") == t ]] && break
+  sleep 0.1
+done
+run 1 compact
+has "$err" "kept vacuum from the live table"
+sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cli_holder'" >/dev/null
+wait "$holder" || true
+run 0 compact
 run 0 top --iterations 2 --interval 100ms
 [[ $(grep -c "cafmq top:" <<<"$out") == 2 ]] || fail "top refreshed $(grep -c 'cafmq top:' <<<"$out") times"
 has "$out" "newest tasks:"

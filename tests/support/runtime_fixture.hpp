@@ -52,6 +52,14 @@ struct fake_db_log {
   int expires = 0;
   int schedules = 0;
   std::int64_t prune_answer = 0;
+  // Maintenance's upkeep: the ages (ms, -1: none) the next snapshot checks
+  // answer (then -1), the vacuums asked for, the indexes they answer, and
+  // the indexes rebuilt.
+  std::deque<std::int64_t> snapshot_ages;
+  int snapshot_checks = 0;
+  int vacuums = 0;
+  std::vector<std::string> bloated;
+  std::vector<std::string> rebuilt;
   std::vector<spawn_request> spawns;
   // Direct dispatches: the claim each spawn was sent with; whether the
   // stand-in's claim takes the task.
@@ -139,6 +147,22 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
     [=](expire_atom, std::int32_t) {
       ++log->expires;
       return std::int64_t{0};
+    },
+    [=](upkeep_atom) {
+      ++log->snapshot_checks;
+      if (log->snapshot_ages.empty())
+        return std::int64_t{-1};
+      auto age = log->snapshot_ages.front();
+      log->snapshot_ages.pop_front();
+      return age;
+    },
+    [=](upkeep_atom, std::int64_t) {
+      ++log->vacuums;
+      return log->bloated;
+    },
+    [=](upkeep_atom, const std::string& index) {
+      log->rebuilt.push_back(index);
+      return std::int64_t{8192};
     },
     [=](pause_atom, const std::string&, const std::string&, bool) {
       return true;

@@ -86,6 +86,8 @@ public:
   caf::timespan retention = defaults().retention;
   /// cafmq.maintenance-interval.
   caf::timespan maintenance_interval = defaults().maintenance_interval;
+  /// cafmq.compact-after-hold.
+  caf::timespan compact_after_hold = defaults().compact_after_hold;
   /// cafmq.schedule-interval.
   caf::timespan schedule_interval = defaults().schedule_interval;
   /// cafmq.channel-concurrency.

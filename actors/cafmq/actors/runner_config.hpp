@@ -142,6 +142,13 @@ struct runner_config {
   int prune_batch = 1000;
   /// How often maintenance (pruning, expiring reservations) runs.
   std::chrono::milliseconds maintenance_interval = std::chrono::seconds{60};
+  /// When a transaction that kept vacuum from the live table's dead row
+  /// versions (a held snapshot, a session idle in a transaction) ran longer
+  /// than this, maintenance compacts the table once it ends: it vacuums it
+  /// and rebuilds its indexes that the hold left mostly empty (REINDEX
+  /// INDEX CONCURRENTLY; see cafmq::compact_live_table). Looked for every
+  /// maintenance_interval, and every 5 s while one is held. 0: never.
+  std::chrono::milliseconds compact_after_hold = std::chrono::seconds{60};
   /// How often this runner fires the due schedules (periodic tasks; each
   /// tick is spawned once across all runners); 0: never here.
   std::chrono::milliseconds schedule_interval = std::chrono::seconds{1};

@@ -123,6 +123,11 @@ config::config() {
     .add(
       maintenance_interval, "maintenance-interval",
       with_default("how often finished tasks are pruned", maintenance_interval))
+    .add(compact_after_hold, "compact-after-hold",
+         with_default("after a snapshot held longer than this ends, the live "
+                      "table is vacuumed and its emptied indexes rebuilt "
+                      "(0: never)",
+                      compact_after_hold))
     .add(schedule_interval, "schedule-interval",
          with_default("how often due schedules are fired (0: never here)",
                       schedule_interval))

@@ -64,6 +64,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   result.retention = duration_cast<milliseconds>(retention);
   result.maintenance_interval
     = duration_cast<milliseconds>(maintenance_interval);
+  result.compact_after_hold = duration_cast<milliseconds>(compact_after_hold);
   result.schedule_interval = duration_cast<milliseconds>(schedule_interval);
   result.channel_concurrency = channel_concurrency;
   result.prune_batch = prune_batch;

@@ -298,6 +298,25 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
         return expire_reservations(c.connection(), limit);
       });
     },
+    [=](upkeep_atom) {
+      return self->state.with_connection(
+        [&](queue_connection& c) -> caf::expected<std::int64_t> {
+          auto age = oldest_snapshot(c.connection());
+          if (!age)
+            return std::move(age.error());
+          return *age ? (*age)->count() : std::int64_t{-1};
+        });
+    },
+    [=](upkeep_atom, std::int64_t min_index_bytes) {
+      return self->state.with_connection([&](queue_connection& c) {
+        return vacuum_live_table(c.connection(), min_index_bytes);
+      });
+    },
+    [=](upkeep_atom, const std::string& index) {
+      return self->state.with_connection([&](queue_connection& c) {
+        return rebuild_live_index(c.connection(), index);
+      });
+    },
     [=](pause_atom, const std::string& kind, const std::string& name, bool on) {
       return self->state.with_connection(
         [&](queue_connection& c) -> caf::expected<bool> {

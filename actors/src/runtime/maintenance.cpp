@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cafmq/actors/detail/maintenance.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <caf/all.hpp>
 
 #include "cafmq/error.hpp"
@@ -9,13 +13,153 @@ namespace cafmq::actors {
 
 namespace {
 
+// Indexes of the live table smaller than this are never rebuilt.
+constexpr std::int64_t min_rebuild_bytes = std::int64_t{1} << 20;
+
+// While a snapshot is held, its end is looked for this often (or every
+// maintenance_interval, if shorter); the compaction waits until no
+// transaction is older than this (or than compact_after_hold, if shorter),
+// because each rebuild waits for the transactions older than it.
+constexpr caf::timespan hold_poll = std::chrono::seconds{5};
+
 struct maintenance_state {
   context_ptr ctx;
   database_actor db;
+  // A transaction has kept vacuum from the live table for longer than
+  // compact_after_hold: the table is compacted once it ends.
+  bool held = false;
+  // The indexes a running compaction has still to rebuild, and those it
+  // rebuilt.
+  std::vector<std::string> to_rebuild;
+  std::vector<std::string> rebuilt;
+  // When the running compaction began.
+  caf::actor_clock::time_point compaction_began;
   static inline const char* name = "cafmq.maintenance";
 };
 
 using maintenance_ptr = maintenance_actor::stateful_pointer<maintenance_state>;
+
+void look_for_hold_later(maintenance_ptr self, caf::timespan after) {
+  self->delayed_send(self, after, upkeep_atom::value);
+}
+
+caf::timespan hold_poll_interval(const runner_config& cfg) {
+  return std::min(caf::timespan{cfg.maintenance_interval}, hold_poll);
+}
+
+// The compaction's last step: a second vacuum gives back the pages at the
+// table's end that the tasks running during the first one held.
+void finish_compaction(maintenance_ptr self) {
+  auto& st = self->state;
+  self
+    ->request(st.db, st.ctx->request_timeout(), upkeep_atom::value,
+              min_rebuild_bytes)
+    .then(
+      [=](const std::vector<std::string>&) {
+        auto& st = self->state;
+        std::string names;
+        for (const auto& x : st.rebuilt)
+          names += (names.empty() ? "" : " ") + x;
+        auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+          self->clock().now() - st.compaction_began);
+        st.ctx->log(log_level::info,
+                    "live table compacted after a held snapshot",
+                    {{"rebuilt", names.empty() ? "none" : names},
+                     {"took_ms", took.count()}});
+        st.rebuilt.clear();
+        look_for_hold_later(self, st.ctx->cfg.maintenance_interval);
+      },
+      [=](caf::error& err) {
+        auto& st = self->state;
+        st.ctx->log(log_level::warning, "vacuum of the live table failed",
+                    {{"error", render(err)}});
+        st.rebuilt.clear();
+        look_for_hold_later(self, st.ctx->cfg.maintenance_interval);
+      });
+}
+
+// Rebuilds the indexes in to_rebuild one request at a time (each is bound
+// by the request timeout), then finishes. A rebuild that fails leaves an
+// invalid index, which the last vacuum drops.
+void rebuild_next(maintenance_ptr self) {
+  auto& st = self->state;
+  if (st.to_rebuild.empty()) {
+    finish_compaction(self);
+    return;
+  }
+  auto index = st.to_rebuild.front();
+  st.to_rebuild.erase(st.to_rebuild.begin());
+  self->request(st.db, st.ctx->request_timeout(), upkeep_atom::value, index)
+    .then(
+      [=](std::int64_t) {
+        self->state.rebuilt.push_back(index);
+        rebuild_next(self);
+      },
+      [=](caf::error& err) {
+        self->state.ctx->log(log_level::warning,
+                             "rebuilding an index of the live table failed",
+                             {{"index", index}, {"error", render(err)}});
+        rebuild_next(self);
+      });
+}
+
+// Vacuums the live table, then rebuilds the indexes the vacuum names.
+void compact(maintenance_ptr self) {
+  auto& st = self->state;
+  st.compaction_began = self->clock().now();
+  self
+    ->request(st.db, st.ctx->request_timeout(), upkeep_atom::value,
+              min_rebuild_bytes)
+    .then(
+      [=](std::vector<std::string>& names) {
+        self->state.to_rebuild = std::move(names);
+        rebuild_next(self);
+      },
+      [=](caf::error& err) {
+        auto& st = self->state;
+        st.ctx->log(log_level::warning, "vacuum of the live table failed",
+                    {{"error", render(err)}});
+        look_for_hold_later(self, st.ctx->cfg.maintenance_interval);
+      });
+}
+
+// Looks at the oldest transaction: past compact_after_hold it is a hold;
+// once no transaction is older than the hold poll, a hold seen before has
+// ended and the table is compacted.
+void look_for_hold(maintenance_ptr self) {
+  auto& st = self->state;
+  self->request(st.db, st.ctx->request_timeout(), upkeep_atom::value)
+    .then(
+      [=](std::int64_t age_ms) {
+        auto& st = self->state;
+        auto& cfg = st.ctx->cfg;
+        auto age = std::chrono::milliseconds{age_ms};
+        auto quiet = std::min(caf::timespan{cfg.compact_after_hold},
+                              hold_poll_interval(cfg));
+        if (age_ms >= 0 && age >= cfg.compact_after_hold) {
+          if (!st.held)
+            st.ctx->log(log_level::warning,
+                        "a transaction keeps vacuum from the live table: it "
+                        "grows until that transaction ends",
+                        {{"running_ms", age_ms}});
+          st.held = true;
+          look_for_hold_later(self, hold_poll_interval(cfg));
+        } else if (st.held && (age_ms < 0 || age < quiet)) {
+          st.held = false;
+          compact(self);
+        } else {
+          look_for_hold_later(
+            self, st.held ? hold_poll_interval(cfg)
+                          : caf::timespan{cfg.maintenance_interval});
+        }
+      },
+      [=](caf::error& err) {
+        auto& st = self->state;
+        st.ctx->log(log_level::warning, "looking for a held snapshot failed",
+                    {{"error", render(err)}});
+        look_for_hold_later(self, st.ctx->cfg.maintenance_interval);
+      });
+}
 
 maintenance_actor::behavior_type
 maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {
@@ -39,8 +183,11 @@ maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {
   };
   if (cfg.schedule_interval.count() > 0)
     self->send(self, schedule_atom::value);
+  if (cfg.compact_after_hold.count() > 0)
+    look_for_hold_later(self, cfg.maintenance_interval);
   std::int32_t batch = cfg.prune_batch;
   return {
+    [=](upkeep_atom) { look_for_hold(self); },
     [=](schedule_atom) {
       auto& st = self->state;
       self->request(st.db, st.ctx->request_timeout(), schedule_atom::value)

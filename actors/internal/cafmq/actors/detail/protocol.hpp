@@ -49,6 +49,7 @@ using hold_atom = caf::atom_constant<caf::atom("hold")>;
 using unhold_atom = caf::atom_constant<caf::atom("unhold")>;
 using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
 using events_atom = caf::atom_constant<caf::atom("events")>;
+using upkeep_atom = caf::atom_constant<caf::atom("upkeep")>;
 ///@}
 
 // -- actor interfaces ---------------------------------------------------------
@@ -81,6 +82,14 @@ using database_actor = caf::typed_actor<
   caf::replies_to<checkpt_atom, attempt_ref, checkpoint>::with<bool>,
   caf::replies_to<prune_atom, caf::timespan, std::int32_t>::with<std::int64_t>,
   caf::replies_to<expire_atom, std::int32_t>::with<std::int64_t>,
+  // maintenance: how long the database's oldest snapshot has been held, in
+  // ms; -1: none.
+  caf::replies_to<upkeep_atom>::with<std::int64_t>,
+  // maintenance: vacuum the live table; answers the indexes over this many
+  // bytes that are worth rebuilding (cafmq::vacuum_live_table).
+  caf::replies_to<upkeep_atom, std::int64_t>::with<std::vector<std::string>>,
+  // maintenance: rebuild this index of the live table; answers its bytes.
+  caf::replies_to<upkeep_atom, std::string>::with<std::int64_t>,
   caf::replies_to<cancel_atom, uuid>::with<std::string>,
   // runtime, while someone subscribes to events: the same, and a
   // `cancelled` event to the hub when the task was cancelled before it ran.
@@ -289,11 +298,14 @@ using keeper_actor
   = lease_keeper_actor::extend<caf::reacts_to<tick_atom>,
                                caf::reacts_to<peers_atom, database_actor>>;
 
-/// Prunes finished tasks and expires reservations; fires due schedules.
+/// Prunes finished tasks and expires reservations; fires due schedules;
+/// compacts the live table after a held snapshot.
 using maintenance_actor
   = caf::typed_actor<caf::reacts_to<tick_atom>,
                      // own timer: fire the due schedules.
                      caf::reacts_to<schedule_atom>,
+                     // own timer: look for a held snapshot.
+                     caf::reacts_to<upkeep_atom>,
                      caf::reacts_to<peers_atom, database_actor>>;
 
 /// Serves every watch of the runtime over one listening connection; its own
