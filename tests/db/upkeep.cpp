@@ -71,7 +71,7 @@ CAF_TEST(a transaction that holds a snapshot is seen with its age) {
   pqxx::nontransaction{*conn}.exec1("SELECT pg_sleep(0.05)");
   auto later = oldest_snapshot(*conn);
   CAF_REQUIRE(later && *later);
-  CAF_CHECK_GREATER_OR_EQUAL((*later)->count(), (*seen)->count() + 50);
+  CAF_CHECK_GREATER_OR_EQUAL((*later)->count(), (*seen)->count() + 40);
   held.commit();
   auto after = oldest_snapshot(*conn);
   CAF_REQUIRE(after);

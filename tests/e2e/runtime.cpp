@@ -585,4 +585,63 @@ CAF_TEST(a task definition with a bad schedule is refused at start) {
   CAF_CHECK_EQUAL(code_of(started.error()), errc::invalid_argument);
 }
 
+CAF_TEST(the runner compacts the live table once a held snapshot ends) {
+  std::mutex mtx;
+  std::vector<std::string> messages;
+  auto logged = [&](const std::string& text) {
+    std::lock_guard<std::mutex> guard{mtx};
+    for (auto& x : messages)
+      if (x.find(text) != std::string::npos)
+        return true;
+    return false;
+  };
+  auto tasks = std::make_shared<registry>();
+  // Not "t": the churn below inserts tasks of that name.
+  tasks->add({"work", [](current_task&) { return caf::error{}; }, {}});
+  auto cfg = config(tasks);
+  cfg.maintenance_interval = 200ms;
+  cfg.compact_after_hold = 1s;
+  cfg.log = [&](const log_record& x) {
+    std::lock_guard<std::mutex> guard{mtx};
+    messages.push_back(x.message);
+  };
+  auto r = start(cfg);
+  auto other = connect();
+  auto held = std::make_unique<pqxx::work>(*other);
+  held->exec0("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+  held->exec1("SELECT count(*) FROM cafmq.tasks_live");
+  // A day's claims and endings while it is held: dead entries that stay.
+  for (int i = 0; i < 3; ++i) {
+    insert_backlog(*conn, "churn", 20000);
+    pqxx::work tx{*conn};
+    finish_by_hand(tx, "t.channel_name = 'churn'", "completed");
+    tx.commit();
+  }
+  auto pkey_held
+    = query_value<std::int64_t>("SELECT pg_relation_size('cafmq.tasks_pkey')");
+  CAF_REQUIRE_GREATER(pkey_held, std::int64_t{1} << 20);
+  wait_for([&] { return logged("a transaction keeps vacuum"); });
+  CAF_CHECK(!logged("live table compacted"));
+  held->commit();
+  held.reset();
+  wait_for([&] { return logged("live table compacted"); });
+  auto pkey_after
+    = query_value<std::int64_t>("SELECT pg_relation_size('cafmq.tasks_pkey')");
+  CAF_MESSAGE("primary key: " << pkey_held << " B held, " << pkey_after
+                              << " B after the compaction");
+  CAF_CHECK_LESS(pkey_after, pkey_held / 10);
+  CAF_CHECK_EQUAL(query_value<int>("SELECT count(*) FROM pg_index WHERE "
+                                   "indrelid = 'cafmq.tasks_live'::regclass "
+                                   "AND NOT indisvalid"),
+                  0);
+  // The runner goes on through the rebuilt indexes.
+  spawn_or_throw(*conn, std::vector<spawn_builder>(5, spawn_builder{"work"}));
+  wait_for([&] {
+    return query_value<int>("SELECT count(*) FROM cafmq.tasks WHERE name = "
+                            "'work' AND state = 'completed'")
+           == 5;
+  });
+  r->stop();
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
