@@ -695,6 +695,51 @@ CAF_TEST(a paused channel starts nothing and is not claimed) {
   CAF_CHECK(log->requests.back().paused.empty());
 }
 
+// A fair claim in flight asked without the pause, and may take a task
+// spawned after it: the pause is answered once that claim has returned (a
+// node's test saw such a task claimed and given back, so running to its
+// watcher, in one CI run).
+CAF_TEST(a pause is answered once the claims made before it returned) {
+  cfg.max_poll_wait = 1h;
+  start();
+  settle();
+  auto task = make_task("ok");
+  claim_result batch;
+  batch.tasks = {task};
+  log->claims.push_back(batch);
+  anon_send(dispatcher(), rescan_atom::value);
+  sched.prioritize(dispatcher());
+  sched.run_once();
+  // The claim's request waits in the claim database's mailbox.
+  auto calls = log->claim_calls;
+  self->send(rt, pause_atom::value, std::string{"default"});
+  sched.prioritize(rt);
+  sched.run_once(); // the face asks the dispatcher
+  sched.prioritize(dispatcher());
+  sched.run_once(); // the dispatcher pauses the channel
+  CAF_CHECK_EQUAL(log->claim_calls, calls);
+  CAF_CHECK(self->mailbox().empty());
+  // The claim returns with the task: the pause is answered, and the task
+  // is given back, not run.
+  sched.prioritize(claim_db);
+  sched.run_once();
+  CAF_CHECK_EQUAL(log->claim_calls, calls + 1);
+  settle();
+  auto answered = false;
+  self->receive([&](bool x) { answered = x; });
+  CAF_CHECK(answered);
+  CAF_CHECK(released_ids() == std::set<uuid>{task.id});
+  CAF_CHECK_EQUAL(completed_count(), 0u);
+  // With no claim in flight, a pause is answered at once.
+  self->send(rt, pause_atom::value, std::string{"other"});
+  sched.prioritize(rt);
+  sched.run_once();
+  sched.prioritize(dispatcher());
+  sched.run_once();
+  CAF_CHECK(!self->mailbox().empty());
+  self->receive([](bool) {});
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()
 
 CAF_TEST_FIXTURE_SCOPE(dispatcher_offer_tests, fixture)

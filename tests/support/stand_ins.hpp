@@ -62,7 +62,7 @@ stand_in_dispatcher(dispatcher_actor::stateful_pointer<dispatcher_log> self) {
       ++self->state.channel_asks;
       return self->state.channels;
     },
-    [](pause_atom, const std::string&, bool) {},
+    [](pause_atom, const std::string&, bool) { return true; },
     [](events_atom, const event_sink_actor&) {},
     [=](offer_atom, const std::vector<std::string>& names, std::int32_t n) {
       self->state.offers.emplace_back(names, n);

@@ -23,7 +23,8 @@ namespace cafmq::actors {
 /// (else checks that the schema is this binary's), and spawns the runtime
 /// in `sys`. The returned actor is the runtime's public face: (stop_atom)
 /// for a graceful stop, (stats_atom), (cancel_atom, id), (status_atom, id),
-/// (watch_atom, id, watcher), (pause_atom, name), (resume_atom, name),
+/// (watch_atom, id, watcher), (pause_atom, name) (answered once no claim
+/// made before it is in flight), (resume_atom, name),
 /// (spawn_atom, request), (subscribe_atom, filter, subscriber). With
 /// cfg.publish enabled it also publishes the runtime to other nodes (see
 /// node.hpp): the system must have the middleman loaded (enable_nodes).

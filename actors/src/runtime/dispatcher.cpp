@@ -129,6 +129,19 @@ void claim_failed(dispatcher_ptr self, const caf::error& err) {
   wake_after(self, st.error_backoff);
 }
 
+// A claim of one lane (fair, or by id) returned or failed: answers the
+// pauses that waited for it and for no other claim.
+void lane_returned(dispatcher_ptr self, bool fair) {
+  auto& waiting = self->state.pauses_waiting;
+  for (auto& x : waiting)
+    (fair ? x.fair : x.ids) = false;
+  auto answered = std::stable_partition(
+    waiting.begin(), waiting.end(), [](auto& x) { return x.fair || x.ids; });
+  for (auto i = answered; i != waiting.end(); ++i)
+    i->rp.deliver(true);
+  waiting.erase(answered, waiting.end());
+}
+
 // Removes from `ids` the tasks that `result` took or ended.
 void drop_taken(std::vector<uuid>& ids, const claim_result& result) {
   auto taken = [&](const uuid& id) {
@@ -161,6 +174,7 @@ void claimed(dispatcher_ptr self, int limit, claim_result& result) {
   auto full = static_cast<int>(result.tasks.size()) == limit;
   st.sizer->claimed(limit, static_cast<int>(result.tasks.size()), st.held);
   claim_returned(self, result);
+  lane_returned(self, true);
   if (st.draining) {
     check_drained(self);
     return;
@@ -223,6 +237,7 @@ void maybe_claim(dispatcher_ptr self) {
     .then([=](claim_result& result) { claimed(self, limit, result); },
           [=](caf::error& err) {
             self->state.claiming = false;
+            lane_returned(self, true);
             claim_failed(self, err);
           });
 }
@@ -256,6 +271,7 @@ void claimed_by_id(dispatcher_ptr self, std::vector<uuid> asked,
   }
   st.fair_took.clear();
   claim_returned(self, result);
+  lane_returned(self, false);
   if (st.draining)
     check_drained(self);
   else
@@ -314,6 +330,7 @@ void claim_by_id(dispatcher_ptr self, std::vector<uuid> ids) {
     [=](caf::error& err) {
       self->state.claiming_ids = false;
       self->state.ids_asked = 0;
+      lane_returned(self, false);
       claim_failed(self, err);
     });
 }
@@ -451,7 +468,11 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
         result.push_back(kvp.second.handle);
       return result;
     },
-    [=](pause_atom, const std::string& name, bool on) {
+    // A pause is answered once no claim that asked without it is in flight:
+    // from then on no claim of this runner takes a task of that channel (a
+    // claim in flight may take one spawned after the pause: its channel
+    // gives it back, but a watcher saw it running).
+    [=](pause_atom, const std::string& name, bool on) -> caf::result<bool> {
       auto& st = self->state;
       if (on)
         st.paused.insert(name);
@@ -460,8 +481,15 @@ dispatcher(dispatcher_ptr self, context_ptr ctx, database_actor claim_db,
       for (auto& kvp : *st.channels)
         if (channel_name_of(kvp.first) == name)
           self->send(kvp.second.handle, pause_atom::value, on);
-      if (!on)
+      if (!on) {
         maybe_claim(self);
+        return true;
+      }
+      if (!st.claiming && !st.claiming_ids)
+        return true;
+      auto rp = self->make_response_promise<bool>();
+      st.pauses_waiting.push_back({rp, st.claiming, st.claiming_ids});
+      return rp;
     },
     [=](offer_atom, const std::vector<std::string>& offered,
         std::int32_t capacity) {

@@ -85,6 +85,15 @@ struct dispatcher_state {
   // (name, args, id).
   std::vector<std::tuple<std::string, std::string, uuid>> deferred_cancels;
   std::set<std::string> paused;
+  // Pauses that wait for the claims in flight when they came (each lane's
+  // flag: still in flight), which asked without the newly paused name: a
+  // pause is answered once none of them can take another task of it.
+  struct pause_waiter {
+    caf::typed_response_promise<bool> rp;
+    bool fair;
+    bool ids;
+  };
+  std::vector<pause_waiter> pauses_waiting;
   bool draining = false;
   std::vector<caf::typed_response_promise<bool>> drained;
   std::optional<claim_sizer> sizer;

@@ -126,12 +126,12 @@ face_actor::behavior_type face(face_ptr self, runner_config cfg,
                             false);
     },
     [=](pause_atom, const std::string& name) {
-      self->send(self->state.dispatcher, pause_atom::value, name, true);
-      return true;
+      return self->delegate(self->state.dispatcher, pause_atom::value, name,
+                            true);
     },
     [=](resume_atom, const std::string& name) {
-      self->send(self->state.dispatcher, pause_atom::value, name, false);
-      return true;
+      return self->delegate(self->state.dispatcher, pause_atom::value, name,
+                            false);
     },
     // While someone subscribes (the sink is valid), the admin database
     // reports the spawns. A spawn of a name this runtime runs asks the

@@ -270,7 +270,9 @@ using dispatcher_actor = caf::typed_actor<
   caf::replies_to<retire_atom, std::string>::with<bool>,
   // the channel actors that live now.
   caf::replies_to<channels_atom>::with<std::vector<channel_actor>>,
-  caf::reacts_to<pause_atom, std::string, bool>,
+  // the runner-local pause (true) or resume of a channel name; answered
+  // once no claim made before it is in flight.
+  caf::replies_to<pause_atom, std::string, bool>::with<bool>,
   // event hub: where events go (invalid: nobody subscribes); passed on to
   // every channel.
   caf::reacts_to<events_atom, event_sink_actor>,
