@@ -1447,6 +1447,19 @@ CREATE FUNCTION cafmq.live_index_upkeep(p_min_bytes bigint) RETURNS TABLE(index_
    ORDER BY pg_relation_size(c.oid) DESC
 $_$;
 
+CREATE FUNCTION cafmq.live_vacuum_due(p_min_dead_rows bigint) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT pg_stat_get_dead_tuples(c.oid) >= p_min_dead_rows
+         AND coalesce(
+               cafmq.oldest_snapshot()
+                 < clock_timestamp()
+                   - greatest(pg_stat_get_last_vacuum_time(c.oid),
+                              pg_stat_get_last_autovacuum_time(c.oid)),
+               true)
+    FROM (SELECT 'cafmq.tasks_live'::regclass::oid) AS c (oid)
+$$;
+
 CREATE FUNCTION cafmq.notify_ready(p_channels text[]) RETURNS void
     LANGUAGE plpgsql
     AS $$

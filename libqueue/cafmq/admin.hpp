@@ -318,6 +318,16 @@ vacuum_live_table(pqxx::connection_base& conn,
 caf::expected<std::int64_t> rebuild_live_index(pqxx::connection_base& conn,
                                                const std::string& name);
 
+/// Vacuums cafmq.tasks_live if a vacuum is due (`cafmq.live_vacuum_due`):
+/// at least `min_dead_rows` dead row versions, some of them removable (no
+/// transaction has run since before the table's last vacuum). A runner's
+/// maintenance asks every second, so that a drain's claims do not read the
+/// dead head of the ready queue until autovacuum comes. VACUUM
+/// (SKIP_LOCKED): a vacuum of the table running elsewhere is not waited
+/// for. Answers whether it vacuumed.
+caf::expected<bool> vacuum_live_table_if_due(pqxx::connection_base& conn,
+                                             std::int64_t min_dead_rows);
+
 /// What `compact_live_table` did.
 struct compaction_report {
   /// The live table with its indexes and TOAST, in bytes, before and after.

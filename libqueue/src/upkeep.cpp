@@ -43,6 +43,17 @@ vacuum_live_table(pqxx::connection_base& conn, std::int64_t min_index_bytes) {
   });
 }
 
+caf::expected<bool> vacuum_live_table_if_due(pqxx::connection_base& conn,
+                                             std::int64_t min_dead_rows) {
+  return guarded([&]() -> caf::expected<bool> {
+    pqxx::nontransaction tx{conn};
+    if (!tx.exec_params1(sql::live_vacuum_due, min_dead_rows)[0].as<bool>())
+      return false;
+    tx.exec0("VACUUM (SKIP_LOCKED) cafmq.tasks_live");
+    return true;
+  });
+}
+
 caf::expected<std::int64_t> rebuild_live_index(pqxx::connection_base& conn,
                                                const std::string& name) {
   return guarded([&]() -> caf::expected<std::int64_t> {

@@ -2,6 +2,8 @@
 #define CAF_SUITE maintenance
 #include <caf/test/dsl.hpp>
 
+#include <algorithm>
+
 #include "cafmq/actors/detail/maintenance.hpp"
 #include "support/stand_ins.hpp"
 
@@ -21,7 +23,8 @@ struct maintenance_fixture : unit_fixture {
   }
 
   void start() {
-    maintenance = keep(spawn_maintenance(sys, context(), stand_in_db(log)));
+    auto db = stand_in_db(log);
+    maintenance = keep(spawn_maintenance(sys, context(), db, db));
   }
 
   maintenance_actor maintenance;
@@ -84,6 +87,32 @@ CAF_TEST(a limit of zero never looks) {
     advance(60s);
   CAF_CHECK_EQUAL(log->snapshot_checks, 0);
   CAF_CHECK_EQUAL(log->vacuums, 0);
+}
+
+CAF_TEST(the live table is vacuumed when due and asked every second) {
+  cfg.vacuum_dead_rows = 5000;
+  log->vacuum_answers = {false, true, false};
+  start();
+  advance(999ms);
+  CAF_CHECK(log->vacuum_asks.empty());
+  advance(1ms);
+  CAF_CHECK_EQUAL(log->vacuum_asks, std::vector<std::int64_t>{5000});
+  // Whatever the answer, the next ask comes a second later.
+  for (int i = 0; i < 4; ++i)
+    advance(1s);
+  CAF_CHECK_EQUAL(log->vacuum_asks.size(), 5u);
+  CAF_CHECK(std::all_of(log->vacuum_asks.begin(), log->vacuum_asks.end(),
+                        [](std::int64_t x) { return x == 5000; }));
+  // The compaction's vacuums are another thing.
+  CAF_CHECK_EQUAL(log->vacuums, 0);
+}
+
+CAF_TEST(zero dead rows leaves the vacuum to autovacuum) {
+  cfg.vacuum_dead_rows = 0;
+  start();
+  for (int i = 0; i < 3; ++i)
+    advance(60s);
+  CAF_CHECK(log->vacuum_asks.empty());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -78,6 +78,21 @@ CAF_TEST(a crashed write database is restarted and outcomes are written) {
   CAF_CHECK_EQUAL(log->renewals.size(), 1u);
 }
 
+CAF_TEST(a crashed upkeep database is restarted and the vacuums go on) {
+  start();
+  advance(1s);
+  CAF_CHECK_EQUAL(log->vacuum_asks.size(), 1u);
+  auto old = upkeep_db;
+  crash(upkeep_db);
+  CAF_CHECK(upkeep_db != old);
+  CAF_CHECK(upkeep_db != admin_db);
+  // The next ask, a second later, goes to the new one (the old one would
+  // answer nothing).
+  advance(1s);
+  CAF_CHECK_EQUAL(log->vacuum_asks.size(), 2u);
+  CAF_CHECK(logged("actor crashed, restarted"));
+}
+
 CAF_TEST(a crashed completer is restarted and loses no outcome) {
   log->fail_records = true;
   start();

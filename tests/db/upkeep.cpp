@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The live table after a held snapshot: what keeps vacuum from it, and the
-// compaction that gives back what a hold left (cafmq/admin.hpp).
+// The live table's upkeep (cafmq/admin.hpp): its vacuum when due, what
+// keeps vacuum from it, and the compaction that gives back what a held
+// snapshot left.
 #define CAF_SUITE upkeep
 #include <caf/test/unit_test.hpp>
 
@@ -36,6 +37,23 @@ struct upkeep_fixture : db_fixture {
   int invalid_indexes() {
     return query_value<int>("SELECT count(*) FROM pg_index WHERE indrelid = "
                             "'cafmq.tasks_live'::regclass AND NOT indisvalid");
+  }
+
+  // The live table's dead row versions, as the statistics have them.
+  std::int64_t dead_rows() {
+    return query_value<std::int64_t>(
+      "SELECT pg_stat_get_dead_tuples('cafmq.tasks_live'::regclass)");
+  }
+
+  // `n` tasks in and out to the history, each leaving a dead row version;
+  // this session's statistics are sent at the end (about once a second
+  // otherwise).
+  void dead_tasks(int n) {
+    insert_backlog(*conn, "dead", n);
+    pqxx::work tx{*conn};
+    finish_by_hand(tx, "t.channel_name = 'dead'", "completed");
+    tx.exec("SELECT pg_stat_force_next_flush()");
+    tx.commit();
   }
 
   // `rounds` times: 20,000 ready tasks in, then all of them out to the
@@ -76,6 +94,53 @@ CAF_TEST(a transaction that holds a snapshot is seen with its age) {
   auto after = oldest_snapshot(*conn);
   CAF_REQUIRE(after);
   CAF_CHECK(!*after);
+}
+
+CAF_TEST(the live table is vacuumed once it has enough removable dead rows) {
+  // Autovacuum stays out: it would take the dead rows first.
+  pqxx::nontransaction{*conn}.exec0(
+    "ALTER TABLE cafmq.tasks_live SET (autovacuum_enabled = false)");
+  dead_tasks(3000);
+  CAF_REQUIRE_GREATER_OR_EQUAL(dead_rows(), 3000);
+  // Fewer than asked for: not due.
+  auto few = vacuum_live_table_if_due(*conn, 100000);
+  CAF_REQUIRE(few);
+  CAF_CHECK(!*few);
+  CAF_CHECK_GREATER_OR_EQUAL(dead_rows(), 3000);
+  auto due = vacuum_live_table_if_due(*conn, 1000);
+  CAF_REQUIRE(due);
+  CAF_CHECK(*due);
+  CAF_CHECK_LESS(dead_rows(), 1000);
+  // Nothing left to remove.
+  auto again = vacuum_live_table_if_due(*conn, 1000);
+  CAF_REQUIRE(again);
+  CAF_CHECK(!*again);
+}
+
+CAF_TEST(no vacuum is due while a transaction older than the last runs) {
+  pqxx::nontransaction{*conn}.exec0(
+    "ALTER TABLE cafmq.tasks_live SET (autovacuum_enabled = false)");
+  auto other = connect();
+  auto held = std::make_unique<pqxx::work>(*other);
+  held->exec0("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+  held->exec1("SELECT count(*) FROM cafmq.tasks_live");
+  // A vacuum after the hold began: it removed what it could.
+  dead_tasks(3000);
+  auto first = vacuum_live_table_if_due(*conn, 1000);
+  CAF_REQUIRE(first);
+  CAF_CHECK(*first);
+  // Still held: the dead rows stay, and vacuuming again would remove none.
+  dead_tasks(3000);
+  CAF_REQUIRE_GREATER_OR_EQUAL(dead_rows(), 6000);
+  auto held_back = vacuum_live_table_if_due(*conn, 1000);
+  CAF_REQUIRE(held_back);
+  CAF_CHECK(!*held_back);
+  held->commit();
+  held.reset();
+  auto after = vacuum_live_table_if_due(*conn, 1000);
+  CAF_REQUIRE(after);
+  CAF_CHECK(*after);
+  CAF_CHECK_LESS(dead_rows(), 1000);
 }
 
 CAF_TEST(a compaction gives back the index pages a held snapshot left) {

@@ -107,11 +107,13 @@ CAF_TEST(a thousand watches share one thread and one connection) {
   auto port = publish_node(*sys, *rt, opts, logger{});
   CAF_REQUIRE(port);
   // The runtime is busy and its connections are open before counting (the
-  // admin connection fires the schedules at the start).
+  // admin connection fires the schedules at the start, the upkeep one asks
+  // for a vacuum a second after it).
   wait_for([&] {
     auto names = runtime_connections();
     return count("running") >= 4
            && names.find("cafmq admin") != std::string::npos
+           && names.find("cafmq upkeep") != std::string::npos
            && names.find("cafmq claim") != std::string::npos
            && names.find("cafmq listen") != std::string::npos
            && names.find("cafmq renew") != std::string::npos

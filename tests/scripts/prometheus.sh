@@ -132,14 +132,15 @@ picked=$(sql "SELECT count(*) FROM cafmq.tasks WHERE state = 'completed'
 wait_until 10 "completed in the last minute is not $n" \
   equals 'sum(cafmq_queue_finished_last_minute{state="completed"})' "$n"
 # The connections gauge counts the runtime's own connections (claim, and
-# claim_ids, write, renew, admin, listen and session once used): those the
-# database shows by their application names.
+# claim_ids, write, renew, admin, upkeep, listen and session once used):
+# those the database shows by their application names.
 held() {
   local db gauge
   db=$(sql "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
              AND application_name IN ('cafmq claim', 'cafmq claim_ids',
                                       'cafmq write', 'cafmq renew',
-                                      'cafmq admin', 'cafmq listen',
+                                      'cafmq admin', 'cafmq upkeep',
+                                      'cafmq listen',
                                       'cafmq session')")
   gauge=$(curl -sf "http://$runner_at/metrics" | awk '$1 == "cafmq_connections" {print $2}')
   ((db >= 2)) && [[ $gauge == "$db" ]]
@@ -160,6 +161,13 @@ wait_until 30 "Prometheus did not evaluate the $nrules rules without error" rule
 # the runner completed and claimed "record" tasks, sampled pickup
 # latencies and handler durations, used some of its handler slots; 7 tasks
 # wait in "idle".
+# Four handlers held for 3 s each: slots are in use at several scrapes
+# however fast the machine ran the drain (it may fit between two).
+sql "SELECT count(*) FROM cafmq.spawn((SELECT json_agg(json_build_object(
+       'id', gen_random_uuid(), 'name', 'hold', 'channel_name', 'held',
+       'channel_args', i::text, 'ordered', false, 'max_attempts', 1,
+       'backoff_us', 1000000, 'backoff_cap_us', 1000000, 'json', '3000'))
+       FROM generate_series(1, 4) i))" >/dev/null
 positive() { python3 -c 'import sys; v = sys.argv[1]; sys.exit(0 if v and 0 < float(v) < 1e9 else 1)' "$(query "$1")"; }
 for q in 'task:cafmq_tasks_completed:rate1m{task="record"}' 'task:cafmq_tasks_claimed:rate1m{task="record"}' \
          'cafmq_pickup_latency_seconds:p50_5m' 'cafmq_pickup_latency_seconds:p99_5m' \

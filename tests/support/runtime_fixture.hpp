@@ -60,6 +60,10 @@ struct fake_db_log {
   int vacuums = 0;
   std::vector<std::string> bloated;
   std::vector<std::string> rebuilt;
+  // Vacuums when due: the dead-row minimum of each ask, and what the next
+  // asks answer (then false: not due).
+  std::vector<std::int64_t> vacuum_asks;
+  std::deque<bool> vacuum_answers;
   std::vector<spawn_request> spawns;
   // Direct dispatches: the claim each spawn was sent with; whether the
   // stand-in's claim takes the task.
@@ -163,6 +167,14 @@ inline database_actor::behavior_type fake_db(database_actor::pointer,
     [=](upkeep_atom, const std::string& index) {
       log->rebuilt.push_back(index);
       return std::int64_t{8192};
+    },
+    [=](vacuum_atom, std::int64_t min_dead_rows) {
+      log->vacuum_asks.push_back(min_dead_rows);
+      if (log->vacuum_answers.empty())
+        return false;
+      auto vacuumed = log->vacuum_answers.front();
+      log->vacuum_answers.pop_front();
+      return vacuumed;
     },
     [=](pause_atom, const std::string&, const std::string&, bool) {
       return true;
@@ -272,6 +284,9 @@ struct fixture : test_coordinator_fixture<> {
           break;
         case db_role::admin:
           admin_db = db;
+          break;
+        case db_role::upkeep:
+          upkeep_db = db;
           break;
       }
       return db;
@@ -389,6 +404,7 @@ struct fixture : test_coordinator_fixture<> {
   database_actor write_db;
   database_actor renew_db;
   database_actor admin_db;
+  database_actor upkeep_db;
   database_actor backend_db;
   std::shared_ptr<executor> exec;
   runtime_actor rt;

@@ -65,6 +65,7 @@ void check_same(const runner_config& x, const runner_config& y) {
   CAFMQ_SAME(prune_batch);
   CAFMQ_SAME_COUNT(maintenance_interval);
   CAFMQ_SAME_COUNT(compact_after_hold);
+  CAFMQ_SAME(vacuum_dead_rows);
   CAFMQ_SAME_COUNT(schedule_interval);
   CAFMQ_SAME(channel_concurrency);
   CAFMQ_SAME_COUNT(channel_idle_timeout);

@@ -88,6 +88,8 @@ public:
   caf::timespan maintenance_interval = defaults().maintenance_interval;
   /// cafmq.compact-after-hold.
   caf::timespan compact_after_hold = defaults().compact_after_hold;
+  /// cafmq.vacuum-dead-rows.
+  int vacuum_dead_rows = defaults().vacuum_dead_rows;
   /// cafmq.schedule-interval.
   caf::timespan schedule_interval = defaults().schedule_interval;
   /// cafmq.channel-concurrency.

@@ -149,6 +149,13 @@ struct runner_config {
   /// INDEX CONCURRENTLY; see cafmq::compact_live_table). Looked for every
   /// maintenance_interval, and every 5 s while one is held. 0: never.
   std::chrono::milliseconds compact_after_hold = std::chrono::seconds{60};
+  /// Every second, maintenance vacuums the live table if it has at least
+  /// this many dead row versions and vacuum can remove some (no transaction
+  /// began before the table's last vacuum; see
+  /// cafmq::vacuum_live_table_if_due). Autovacuum looks at a database once
+  /// a minute by default; meanwhile each claim reads the index entries of
+  /// the tasks claimed since the last vacuum. 0: leave it to autovacuum.
+  int vacuum_dead_rows = 20000;
   /// How often this runner fires the due schedules (periodic tasks; each
   /// tick is spawned once across all runners); 0: never here.
   std::chrono::milliseconds schedule_interval = std::chrono::seconds{1};

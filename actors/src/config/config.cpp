@@ -128,6 +128,11 @@ config::config() {
                       "table is vacuumed and its emptied indexes rebuilt "
                       "(0: never)",
                       compact_after_hold))
+    .add(vacuum_dead_rows, "vacuum-dead-rows",
+         with_default("each second, the live table is vacuumed if it has "
+                      "this many dead row versions and vacuum can remove "
+                      "some (0: leave it to autovacuum)",
+                      vacuum_dead_rows))
     .add(schedule_interval, "schedule-interval",
          with_default("how often due schedules are fired (0: never here)",
                       schedule_interval))

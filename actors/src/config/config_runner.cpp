@@ -65,6 +65,7 @@ config::runner(std::shared_ptr<const registry> tasks) const {
   result.maintenance_interval
     = duration_cast<milliseconds>(maintenance_interval);
   result.compact_after_hold = duration_cast<milliseconds>(compact_after_hold);
+  result.vacuum_dead_rows = vacuum_dead_rows;
   result.schedule_interval = duration_cast<milliseconds>(schedule_interval);
   result.channel_concurrency = channel_concurrency;
   result.prune_batch = prune_batch;

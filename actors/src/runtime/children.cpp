@@ -33,6 +33,8 @@ const char* to_string(db_role x) {
       return "renew";
     case db_role::admin:
       return "admin";
+    case db_role::upkeep:
+      return "upkeep";
   }
   return "?";
 }
@@ -122,7 +124,8 @@ void start_keeper(supervisor_ptr self) {
 
 void start_maintenance(supervisor_ptr self) {
   auto& st = self->state;
-  st.maintenance = spawn_maintenance(self->system(), st.ctx, st.admin_db);
+  st.maintenance
+    = spawn_maintenance(self->system(), st.ctx, st.admin_db, st.upkeep_db);
   adopt(self, st.maintenance);
 }
 
@@ -216,6 +219,11 @@ void child_down(supervisor_ptr self, const caf::down_msg& msg) {
     which = "admin database";
     st.admin_db = make_db(self, db_role::admin);
     self->send(st.maintenance, peers_atom::value, st.admin_db);
+  } else if (is(st.upkeep_db)) {
+    which = "upkeep database";
+    st.upkeep_db = make_db(self, db_role::upkeep);
+    self->send(st.maintenance, peers_atom::value, upkeep_atom::value,
+               st.upkeep_db);
   } else if (is(st.completer)) {
     which = "completer";
     start_completer(self);

@@ -317,6 +317,11 @@ database_actor::behavior_type database(database_ptr self, context_ptr ctx,
         return rebuild_live_index(c.connection(), index);
       });
     },
+    [=](vacuum_atom, std::int64_t min_dead_rows) {
+      return self->state.with_connection([&](queue_connection& c) {
+        return vacuum_live_table_if_due(c.connection(), min_dead_rows);
+      });
+    },
     [=](pause_atom, const std::string& kind, const std::string& name, bool on) {
       return self->state.with_connection(
         [&](queue_connection& c) -> caf::expected<bool> {

@@ -22,9 +22,16 @@ constexpr std::int64_t min_rebuild_bytes = std::int64_t{1} << 20;
 // because each rebuild waits for the transactions older than it.
 constexpr caf::timespan hold_poll = std::chrono::seconds{5};
 
+// Whether the live table is due a vacuum (vacuum_dead_rows) is asked this
+// often.
+constexpr caf::timespan vacuum_poll = std::chrono::seconds{1};
+
 struct maintenance_state {
   context_ptr ctx;
+  // Prunes, expiries, schedules.
   database_actor db;
+  // Vacuums, the compaction and its look for a held snapshot.
+  database_actor upkeep_db;
   // A transaction has kept vacuum from the live table for longer than
   // compact_after_hold: the table is compacted once it ends.
   bool held = false;
@@ -52,7 +59,7 @@ caf::timespan hold_poll_interval(const runner_config& cfg) {
 void finish_compaction(maintenance_ptr self) {
   auto& st = self->state;
   self
-    ->request(st.db, st.ctx->request_timeout(), upkeep_atom::value,
+    ->request(st.upkeep_db, st.ctx->request_timeout(), upkeep_atom::value,
               min_rebuild_bytes)
     .then(
       [=](const std::vector<std::string>&) {
@@ -89,7 +96,9 @@ void rebuild_next(maintenance_ptr self) {
   }
   auto index = st.to_rebuild.front();
   st.to_rebuild.erase(st.to_rebuild.begin());
-  self->request(st.db, st.ctx->request_timeout(), upkeep_atom::value, index)
+  self
+    ->request(st.upkeep_db, st.ctx->request_timeout(), upkeep_atom::value,
+              index)
     .then(
       [=](std::int64_t) {
         self->state.rebuilt.push_back(index);
@@ -108,7 +117,7 @@ void compact(maintenance_ptr self) {
   auto& st = self->state;
   st.compaction_began = self->clock().now();
   self
-    ->request(st.db, st.ctx->request_timeout(), upkeep_atom::value,
+    ->request(st.upkeep_db, st.ctx->request_timeout(), upkeep_atom::value,
               min_rebuild_bytes)
     .then(
       [=](std::vector<std::string>& names) {
@@ -123,12 +132,40 @@ void compact(maintenance_ptr self) {
       });
 }
 
+// Vacuums the live table if it is due one, then asks again in a second
+// (after a failure, in a maintenance interval).
+void vacuum_if_due(maintenance_ptr self) {
+  auto& st = self->state;
+  auto began = self->clock().now();
+  self
+    ->request(st.upkeep_db, st.ctx->request_timeout(), vacuum_atom::value,
+              std::int64_t{st.ctx->cfg.vacuum_dead_rows})
+    .then(
+      [=](bool vacuumed) {
+        auto& st = self->state;
+        if (vacuumed) {
+          auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            self->clock().now() - began);
+          st.ctx->log(log_level::debug, "live table vacuumed",
+                      {{"took_ms", took.count()}});
+        }
+        self->delayed_send(self, vacuum_poll, vacuum_atom::value);
+      },
+      [=](caf::error& err) {
+        auto& st = self->state;
+        st.ctx->log(log_level::warning, "vacuum of the live table failed",
+                    {{"error", render(err)}});
+        self->delayed_send(self, st.ctx->cfg.maintenance_interval,
+                           vacuum_atom::value);
+      });
+}
+
 // Looks at the oldest transaction: past compact_after_hold it is a hold;
 // once no transaction is older than the hold poll, a hold seen before has
 // ended and the table is compacted.
 void look_for_hold(maintenance_ptr self) {
   auto& st = self->state;
-  self->request(st.db, st.ctx->request_timeout(), upkeep_atom::value)
+  self->request(st.upkeep_db, st.ctx->request_timeout(), upkeep_atom::value)
     .then(
       [=](std::int64_t age_ms) {
         auto& st = self->state;
@@ -161,10 +198,12 @@ void look_for_hold(maintenance_ptr self) {
       });
 }
 
-maintenance_actor::behavior_type
-maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {
+maintenance_actor::behavior_type maintenance(maintenance_ptr self,
+                                             context_ptr ctx, database_actor db,
+                                             database_actor upkeep_db) {
   self->state.ctx = std::move(ctx);
   self->state.db = std::move(db);
+  self->state.upkeep_db = std::move(upkeep_db);
   auto& cfg = self->state.ctx->cfg;
   auto again_later = [=] {
     self->delayed_send(self, self->state.ctx->cfg.maintenance_interval,
@@ -185,9 +224,12 @@ maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {
     self->send(self, schedule_atom::value);
   if (cfg.compact_after_hold.count() > 0)
     look_for_hold_later(self, cfg.maintenance_interval);
+  if (cfg.vacuum_dead_rows > 0)
+    self->delayed_send(self, vacuum_poll, vacuum_atom::value);
   std::int32_t batch = cfg.prune_batch;
   return {
     [=](upkeep_atom) { look_for_hold(self); },
+    [=](vacuum_atom) { vacuum_if_due(self); },
     [=](schedule_atom) {
       auto& st = self->state;
       self->request(st.db, st.ctx->request_timeout(), schedule_atom::value)
@@ -227,14 +269,19 @@ maintenance(maintenance_ptr self, context_ptr ctx, database_actor db) {
           report);
     },
     [=](peers_atom, database_actor& x) { self->state.db = std::move(x); },
+    [=](peers_atom, upkeep_atom, database_actor& x) {
+      self->state.upkeep_db = std::move(x);
+    },
   };
 }
 
 } // namespace
 
 maintenance_actor spawn_maintenance(caf::actor_system& sys, context_ptr ctx,
-                                    database_actor db) {
-  return sys.spawn(maintenance, std::move(ctx), std::move(db));
+                                    database_actor db,
+                                    database_actor upkeep_db) {
+  return sys.spawn(maintenance, std::move(ctx), std::move(db),
+                   std::move(upkeep_db));
 }
 
 } // namespace cafmq::actors

@@ -138,7 +138,7 @@ supervisor_actor::behavior_type supervisor(supervisor_ptr self,
   st.parts = std::move(parts);
   if (!st.parts.make_db) {
     for (auto role : {db_role::claim, db_role::claim_ids, db_role::write,
-                      db_role::renew, db_role::admin})
+                      db_role::renew, db_role::admin, db_role::upkeep})
       st.db_guards[role] = std::make_shared<connection_guard>();
     auto startup = std::make_shared<std::shared_ptr<queue_connection>>(
       std::move(st.parts.startup));
@@ -167,6 +167,7 @@ supervisor_actor::behavior_type supervisor(supervisor_ptr self,
   st.write_db = make_db(self, db_role::write);
   st.renew_db = make_db(self, db_role::renew);
   st.admin_db = make_db(self, db_role::admin);
+  st.upkeep_db = make_db(self, db_role::upkeep);
   start_completer(self);
   start_pool(self);
   start_router(self);

@@ -29,6 +29,7 @@ struct supervisor_state {
   database_actor write_db;
   database_actor renew_db;
   database_actor admin_db;
+  database_actor upkeep_db;
   completer_actor completer;
   pool_actor pool;
   router_actor router;

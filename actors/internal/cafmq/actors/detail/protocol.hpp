@@ -50,6 +50,7 @@ using unhold_atom = caf::atom_constant<caf::atom("unhold")>;
 using schedule_atom = caf::atom_constant<caf::atom("schedule")>;
 using events_atom = caf::atom_constant<caf::atom("events")>;
 using upkeep_atom = caf::atom_constant<caf::atom("upkeep")>;
+using vacuum_atom = caf::atom_constant<caf::atom("vacuum")>;
 ///@}
 
 // -- actor interfaces ---------------------------------------------------------
@@ -90,6 +91,10 @@ using database_actor = caf::typed_actor<
   caf::replies_to<upkeep_atom, std::int64_t>::with<std::vector<std::string>>,
   // maintenance: rebuild this index of the live table; answers its bytes.
   caf::replies_to<upkeep_atom, std::string>::with<std::int64_t>,
+  // maintenance: vacuum the live table if it has at least this many dead
+  // row versions and vacuum can remove some; answers whether it did
+  // (cafmq::vacuum_live_table_if_due).
+  caf::replies_to<vacuum_atom, std::int64_t>::with<bool>,
   caf::replies_to<cancel_atom, uuid>::with<std::string>,
   // runtime, while someone subscribes to events: the same, and a
   // `cancelled` event to the hub when the task was cancelled before it ran.
@@ -301,14 +306,20 @@ using keeper_actor
                                caf::reacts_to<peers_atom, database_actor>>;
 
 /// Prunes finished tasks and expires reservations; fires due schedules;
-/// compacts the live table after a held snapshot.
+/// vacuums the live table between autovacuum's visits; compacts it after a
+/// held snapshot.
 using maintenance_actor
   = caf::typed_actor<caf::reacts_to<tick_atom>,
                      // own timer: fire the due schedules.
                      caf::reacts_to<schedule_atom>,
                      // own timer: look for a held snapshot.
                      caf::reacts_to<upkeep_atom>,
-                     caf::reacts_to<peers_atom, database_actor>>;
+                     // own timer: vacuum the live table if it is due.
+                     caf::reacts_to<vacuum_atom>,
+                     // supervisor: a new admin database.
+                     caf::reacts_to<peers_atom, database_actor>,
+                     // supervisor: a new upkeep database.
+                     caf::reacts_to<peers_atom, upkeep_atom, database_actor>>;
 
 /// Serves every watch of the runtime over one listening connection; its own
 /// poll loop while something is watched, a tick to close the idle

@@ -67,9 +67,13 @@ enum class db_role {
   /// Maintenance (prune, expiry), schedules and the runtime's API calls
   /// (cancel, status, pause, spawn) ("cafmq admin").
   admin,
+  /// The maintenance's vacuums and compaction of the live table ("cafmq
+  /// upkeep"): a vacuum of a large table takes a while, and no API call or
+  /// spawn waits behind it.
+  upkeep,
 };
 
-/// "claim", "write", "renew" or "admin".
+/// "claim", "claim_ids", "write", "renew", "admin" or "upkeep".
 const char* to_string(db_role x);
 
 /// How the runtime makes its parts; tests replace them.
