@@ -408,6 +408,29 @@ bool detail::spawn_access::copyable(const std::vector<spawn_builder>& xs) {
   return true;
 }
 
+namespace {
+
+// The live table's column defaults (migration 0022), which a COPY leaves
+// to the server when every row of the batch has them (the db test
+// "a COPY spawn leaves the defaults to the table" holds them to the table's).
+constexpr int copy_default_max_attempts = 5;
+constexpr std::chrono::microseconds copy_default_backoff
+  = std::chrono::seconds{1};
+constexpr std::chrono::microseconds copy_default_backoff_cap
+  = std::chrono::hours{1};
+
+} // namespace
+
+bool detail::spawn_access::takes_defaults(const spawn_builder& x) {
+  const auto& o = x.opts_;
+  return !x.commit_interval_ && !o.ordered && !o.timeout
+         && o.jitter == retry_jitter::none
+         && o.retries + 1 == copy_default_max_attempts
+         && o.backoff == copy_default_backoff
+         && o.backoff_cap == copy_default_backoff_cap && !x.run_at_
+         && (!x.delay_ || x.delay_->count() == 0) && !x.deadline_;
+}
+
 std::vector<spawn_result>
 detail::spawn_access::copy_many(pqxx::transaction_base& tx,
                                 const std::vector<spawn_builder>& xs) {
@@ -428,7 +451,31 @@ detail::spawn_access::copy_many(pqxx::transaction_base& tx,
                   .as<std::int64_t>();
   std::vector<spawn_result> result;
   result.reserve(xs.size());
-  {
+  // A row's id (drawn here if not chosen), recorded in the result, and its
+  // bytes payload as COPY's text format writes a bytea.
+  auto next_row
+    = [&](const spawn_builder& x, std::optional<std::string>& bytes) {
+        auto id = x.id_ ? *x.id_ : uuid::time_ordered();
+        result.push_back({id, true});
+        bytes.reset();
+        if (x.bytes_)
+          bytes = "\\x" + hex(*x.bytes_);
+        return id;
+      };
+  if (std::all_of(xs.begin(), xs.end(), takes_defaults)) {
+    pqxx::stream_to rows{
+      tx, "cafmq.tasks_live",
+      std::vector<std::string>{"id", "name", "channel_name", "channel_args",
+                               "priority", "payload_json", "payload_bytes"}};
+    std::optional<std::string> bytes;
+    for (const auto& x : xs) {
+      auto id = next_row(x, bytes);
+      rows << std::make_tuple(to_string(id), x.name_, x.opts_.channel_name,
+                              x.opts_.channel_args, x.opts_.priority,
+                              nullable(x.json_), nullable(bytes));
+    }
+    rows.complete();
+  } else {
     pqxx::stream_to rows{
       tx, "cafmq.tasks_live",
       std::vector<std::string>{"id", "name", "channel_name", "channel_args",
@@ -438,8 +485,7 @@ detail::spawn_access::copy_many(pqxx::transaction_base& tx,
                                "priority", "payload_json", "payload_bytes"}};
     std::optional<std::string> bytes;
     for (const auto& x : xs) {
-      auto id = x.id_ ? *x.id_ : uuid::time_ordered();
-      result.push_back({id, true});
+      auto id = next_row(x, bytes);
       auto run_at = x.run_at_ ? micros_since_epoch(*x.run_at_)
                               : now_us + (x.delay_ ? x.delay_->count() : 0);
       std::optional<std::string> jitter;
@@ -454,9 +500,6 @@ detail::spawn_access::copy_many(pqxx::transaction_base& tx,
       std::optional<std::string> deadline;
       if (x.deadline_)
         deadline = timestamp_text(micros_since_epoch(*x.deadline_));
-      bytes.reset();
-      if (x.bytes_)
-        bytes = "\\x" + hex(*x.bytes_);
       rows << std::make_tuple(
         to_string(id), x.name_, x.opts_.channel_name, x.opts_.channel_args,
         x.commit_interval_ ? "uncommitted" : "pending",

@@ -129,6 +129,48 @@ CAF_TEST(a batch written with COPY holds what the spawn function writes) {
     CAF_CHECK_EQUAL(ordered[i][0].as<std::string>(), to_string(big[i].id));
 }
 
+CAF_TEST(a COPY batch that leaves the defaults to the table holds the same) {
+  // Every task with the default options (attempts, backoff, due now): the
+  // COPY leaves those columns to the live table's defaults.
+  auto plain = [](int i) {
+    auto x = spawn_builder{"plain-" + std::to_string(i % 3)};
+    x.channel_name(i % 2 ? "p" : "").channel_args(i % 5 ? "" : "a\tb");
+    switch (i % 4) {
+      case 0:
+        x.json(i);
+        break;
+      case 1:
+        x.bytes(std::string{"\0\x01\xff\\", 4});
+        break;
+      case 2:
+        x.priority(i);
+        break;
+      default:
+        break;
+    }
+    return x;
+  };
+  std::vector<spawn_builder> xs;
+  for (int i = 0; i < batch_size; ++i)
+    xs.push_back(plain(i));
+  auto big = spawn_or_throw(*conn, xs);
+  CAF_REQUIRE_EQUAL(big.size(), static_cast<size_t>(batch_size));
+  for (int i = 0; i < batch_size; ++i) {
+    auto one = spawn_or_throw(*conn, {plain(i)});
+    auto copied = row_of(*conn, big[i].id);
+    auto inserted = row_of(*conn, one[0].id);
+    if (copied != inserted)
+      CAF_FAIL("task " << i << " differs:\n  COPY:     " << copied
+                       << "\n  function: " << inserted);
+  }
+  // Due at once, as the function's: run_at is the spawn's now().
+  CAF_CHECK_EQUAL(pqxx::nontransaction{*conn}
+                    .exec1("SELECT count(*) FROM cafmq.tasks "
+                           "WHERE run_at = created_at")[0]
+                    .as<int>(),
+                  2 * batch_size);
+}
+
 CAF_TEST(the tasks of a COPY batch are claimed with their payloads) {
   std::vector<spawn_builder> xs;
   for (int i = 0; i < batch_size; ++i)

@@ -25,6 +25,13 @@ struct spawn_access {
   /// range this file's timestamp writer covers.
   static bool copyable(const std::vector<spawn_builder>& xs);
 
+  /// Whether the COPY row of `x` may leave every column but its id, names,
+  /// priority and payloads to the live table's defaults (migration 0022):
+  /// a pending, unordered task due now, with 5 attempts, a backoff of 1 s
+  /// up to 1 h, no jitter, timeout or deadline. The server then parses no
+  /// timestamp or interval for it.
+  static bool takes_defaults(const spawn_builder& x);
+
   /// Spawns the validated `xs` with one COPY stream between the ordering
   /// locks and the wake-up notification.
   static std::vector<spawn_result>
