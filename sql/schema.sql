@@ -167,6 +167,13 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION cafmq.channel_index_key(p_name text, p_args text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT (hashtextextended(p_name, 7305) & -16777216)
+         | (hashtextextended(p_args, 7305) & 16777215)
+$$;
+
 CREATE FUNCTION cafmq.channel_key(p_name text, p_args text) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -301,7 +308,7 @@ BEGIN
   END LOOP;
 END $$;
 
-CREATE FUNCTION cafmq.claim_fill(p_names text[], p_channels text[], p_paused text[], p_limit integer, p_ids uuid[], p_prio boolean, p_seen_names text[], p_seen_args text[]) RETURNS uuid[]
+CREATE FUNCTION cafmq.claim_fill(p_names text[], p_channels text[], p_paused text[], p_limit integer, p_ids uuid[], p_prio boolean, p_seen_keys bigint[]) RETURNS uuid[]
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -343,7 +350,7 @@ BEGIN
        ORDER BY t.run_at, t.seq LIMIT p_limit - cardinality(v_ids)
        FOR UPDATE SKIP LOCKED);
   ELSIF cardinality(v_ids) < p_limit THEN
-    -- Some channels paused: queue order over the channels the walk visited
+    -- Some channels paused: queue order over the keys the walk visited
     -- (every active one unless the walk was cut), each read through its
     -- own index range. Filtering the whole queue instead would read every
     -- task of a paused backlog, in every claim. The lock re-checks the
@@ -351,17 +358,24 @@ BEGIN
     v_ids := v_ids || ARRAY(
       SELECT t.id FROM cafmq.tasks_live t
        WHERE t.id = ANY (ARRAY(
-               SELECT c.id FROM unnest(p_seen_names, p_seen_args) AS s (n, a)
+               SELECT c.id FROM unnest(p_seen_keys) AS s (k)
                CROSS JOIN LATERAL (
                  -- A range of tasks_unordered_ready, as in the walk.
                  SELECT x.id, x.run_at, x.seq FROM cafmq.tasks_live x
                   WHERE x.state = 'pending' AND NOT x.ordered
-                    AND (x.channel_name, x.channel_args, x.run_at)
-                        >= (s.n, s.a, '-infinity')
-                    AND (x.channel_name, x.channel_args, x.run_at)
-                        <= (s.n, s.a, now())
+                    AND (cafmq.channel_index_key(x.channel_name,
+                                                 x.channel_args), x.run_at)
+                        >= (s.k, '-infinity')
+                    AND (cafmq.channel_index_key(x.channel_name,
+                                                 x.channel_args), x.run_at)
+                        <= (s.k, now())
                     AND x.name = ANY (p_names) AND x.id <> ALL (v_ids)
-                  ORDER BY x.channel_name, x.channel_args, x.run_at, x.seq
+                    AND (p_channels IS NULL
+                         OR x.channel_name = ANY (p_channels))
+                    AND x.channel_name <> ALL (p_paused)
+                  ORDER BY cafmq.channel_index_key(x.channel_name,
+                                                   x.channel_args),
+                           x.run_at, x.seq
                   LIMIT p_limit - cardinality(v_ids)) c
                ORDER BY c.run_at, c.seq LIMIT p_limit - cardinality(v_ids)))
          AND t.state = 'pending' AND NOT t.ordered AND t.run_at <= now()
@@ -577,7 +591,7 @@ BEGIN
   v_ids := v_walk.ids;
   IF cardinality(v_ids) < p_limit THEN
     v_ids := cafmq.claim_fill(p_names, p_channels, p_paused, p_limit, v_ids,
-                              v_prio, v_walk.seen_names, v_walk.seen_args);
+                              v_prio, v_walk.seen_keys);
   END IF;
   RETURN QUERY SELECT * FROM cafmq.claim_start(v_ids, p_node, p_lease,
                                                p_max_lost);
@@ -711,142 +725,298 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION cafmq.claim_walk(p_names text[], p_channels text[], p_paused text[], p_limit integer, p_prio boolean, p_cursor_name text, p_cursor_args text, OUT ids uuid[], OUT cursor_name text, OUT cursor_args text, OUT cut boolean, OUT seen_names text[], OUT seen_args text[]) RETURNS record
+CREATE FUNCTION cafmq.claim_walk(p_names text[], p_channels text[], p_paused text[], p_limit integer, p_prio boolean, p_cursor_name text, p_cursor_args text, OUT ids uuid[], OUT cursor_name text, OUT cursor_args text, OUT cut boolean, OUT seen_keys bigint[]) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  -- Walk bound, inclusive. (n, a || chr(1)) is the first key after (n, a)
-  -- because the columns use the C collation and text holds no NUL.
-  v_from_name text := coalesce(p_cursor_name, '');
-  v_from_args text := coalesce(p_cursor_args || chr(1), '');
+  c_max constant bigint := 9223372036854775807;
+  -- The key ranges, in key order: one per name of p_channels, or all keys.
+  v_lo bigint[] := ARRAY[-c_max - 1];
+  v_hi bigint[] := ARRAY[c_max];
+  v_seg integer := 1;
+  v_ckey bigint;
+  -- Where the walk starts in the range: unordered tasks from key v_ufrom
+  -- (NULL: none left), ordered channels from (v_ok, v_on, v_oa), where
+  -- (n, a || chr(1)) is the first text pair after (n, a): the columns use
+  -- the C collation and text holds no NUL.
+  v_ufrom bigint;
+  v_ok bigint;
+  v_on text := '';
+  v_oa text := '';
+  -- Whether the walk has gone past the last range to the first again;
+  -- from then on it stops at the cursor.
   v_wrapped boolean := p_cursor_name IS NULL;
   v_visits integer := 0;
-  v_next record;
-  v_head record;
-  v_id uuid;
+  v_part record;
 BEGIN
   ids := '{}';
   cut := false;
   cursor_name := p_cursor_name;
   cursor_args := p_cursor_args;
-  seen_names := '{}';
-  seen_args := '{}';
-  LOOP
-    IF v_visits >= p_limit THEN
-      cut := true;
-      EXIT;
+  seen_keys := '{}';
+  IF p_channels IS NOT NULL THEN
+    SELECT array_agg(b ORDER BY b), array_agg(b | 16777215 ORDER BY b)
+      INTO v_lo, v_hi
+      FROM (SELECT DISTINCT hashtextextended(c, 7305) & -16777216 AS b
+              FROM unnest(p_channels) c) x;
+  END IF;
+  v_ufrom := v_lo[1];
+  v_ok := v_lo[1];
+  IF p_cursor_name IS NOT NULL THEN
+    -- Just after the cursor, in the range that holds it or the next.
+    v_ckey := cafmq.channel_index_key(p_cursor_name, p_cursor_args);
+    WHILE v_seg <= cardinality(v_hi) AND v_hi[v_seg] < v_ckey LOOP
+      v_seg := v_seg + 1;
+    END LOOP;
+    IF v_seg > cardinality(v_hi) THEN
+      v_seg := 1;
+      v_wrapped := true;
+    ELSIF v_lo[v_seg] > v_ckey THEN
+      v_ufrom := v_lo[v_seg];
+      v_ok := v_lo[v_seg];
+    ELSE
+      v_ufrom := CASE WHEN v_ckey < v_hi[v_seg] THEN v_ckey + 1 END;
+      v_ok := v_ckey;
+      v_on := p_cursor_name;
+      v_oa := p_cursor_args || chr(1);
     END IF;
-    -- The next channel with work; for an unordered one also its first task
-    -- by run_at, seq (the order of tasks_unordered_ready).
-    SELECT c.n, c.a, c.first_id, c.first_run_at, c.first_name INTO v_next
-      FROM (
-      (SELECT t.channel_name AS n, t.channel_args AS a, t.id AS first_id,
-              t.run_at AS first_run_at, t.name AS first_name
-         FROM cafmq.tasks_live t
-        WHERE t.state = 'pending' AND NOT t.ordered
-          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
-          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
-        ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1)
-      UNION ALL
-      (SELECT t.channel_name, t.channel_args, NULL::uuid, NULL::timestamptz,
-              NULL::text
-         FROM cafmq.tasks_live t
-        WHERE t.ordered AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
-          AND (t.channel_name, t.channel_args) >= (v_from_name, v_from_args)
-          AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
-        ORDER BY t.channel_name, t.channel_args LIMIT 1)) c
-    ORDER BY c.n, c.a LIMIT 1;
-    IF NOT FOUND THEN
+  END IF;
+  LOOP
+    SELECT * INTO v_part FROM cafmq.claim_walk_range(
+      v_hi[v_seg], v_ufrom, v_ok, v_on, v_oa,
+      CASE WHEN v_wrapped THEN v_ckey END, p_cursor_name, p_cursor_args,
+      p_limit - v_visits, p_limit - cardinality(ids), p_names, p_channels,
+      p_paused, p_prio);
+    ids := ids || v_part.ids;
+    seen_keys := seen_keys || v_part.seen_keys;
+    v_visits := v_visits + v_part.visits;
+    IF v_part.visits > 0 THEN
+      cursor_name := v_part.last_name;
+      cursor_args := v_part.last_args;
+    END IF;
+    IF v_visits >= p_limit AND cardinality(ids) < p_limit THEN
+      cut := true;
+    END IF;
+    EXIT WHEN v_part.stopped;
+    -- The next range, or the first again.
+    v_seg := v_seg + 1;
+    IF v_seg > cardinality(v_lo) THEN
       EXIT WHEN v_wrapped;
       v_wrapped := true;
-      v_from_name := '';
-      v_from_args := '';
-      CONTINUE;
+      v_seg := 1;
     END IF;
-    EXIT WHEN v_wrapped AND p_cursor_name IS NOT NULL
-          AND (v_next.n, v_next.a) > (p_cursor_name, p_cursor_args);
-    IF v_next.n = ANY (p_paused) THEN
-      -- Paused: (n || chr(1), '') is the first key after every (n, *), so
-      -- the walk passes the whole name without reading its rows.
-      v_from_name := v_next.n || chr(1);
-      v_from_args := '';
-      CONTINUE;
+    v_ufrom := v_lo[v_seg];
+    v_ok := v_lo[v_seg];
+    v_on := '';
+    v_oa := '';
+  END LOOP;
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_walk_head(p_key bigint, p_name text, p_args text, p_names text[]) RETURNS uuid
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_head record;
+  v_id uuid;
+BEGIN
+  LOOP
+    SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
+      FROM cafmq.tasks_live t
+     WHERE t.ordered
+       AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
+       AND cafmq.channel_index_key(t.channel_name, t.channel_args) = p_key
+       AND t.channel_name = p_name AND t.channel_args = p_args
+     ORDER BY cafmq.channel_index_key(t.channel_name, t.channel_args),
+              t.channel_name, t.channel_args, t.seq
+     LIMIT 1;
+    EXIT WHEN NOT FOUND OR v_head.state <> 'uncommitted'
+           OR v_head.commit_deadline > now();
+    EXIT WHEN NOT cafmq.expire_reservation(v_head.id);
+  END LOOP;
+  IF v_head.state IN ('pending', 'running') AND v_head.run_at <= now()
+     AND v_head.name = ANY (p_names) THEN
+    SELECT t.id INTO v_id FROM cafmq.tasks_live t
+     WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
+     FOR UPDATE SKIP LOCKED;
+  END IF;
+  RETURN v_id;
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_walk_key(p_key bigint, p_first_id uuid, p_first_run_at timestamp with time zone, p_first_name text, p_first_channel text, p_names text[], p_channels text[], p_paused text[], p_prio boolean) RETURNS uuid
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_id uuid;
+BEGIN
+  -- A range of tasks_prioritized_ready.
+  IF p_prio THEN
+    SELECT t.id INTO v_id FROM cafmq.tasks_live t
+     WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
+       AND cafmq.channel_index_key(t.channel_name, t.channel_args) = p_key
+       AND t.run_at <= now() AND t.name = ANY (p_names)
+       AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+       AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
+     ORDER BY cafmq.channel_index_key(t.channel_name, t.channel_args),
+              t.priority DESC, t.run_at, t.seq
+     LIMIT 1
+     FOR UPDATE SKIP LOCKED;
+    IF v_id IS NOT NULL THEN
+      RETURN v_id;
     END IF;
-    v_visits := v_visits + 1;
-    cursor_name := v_next.n;
-    cursor_args := v_next.a;
-    v_from_name := v_next.n;
-    v_from_args := v_next.a || chr(1);
-    IF p_paused IS NOT NULL THEN
-      seen_names := seen_names || v_next.n;
-      seen_args := seen_args || v_next.a;
+  END IF;
+  IF p_first_run_at > now() THEN
+    RETURN NULL;
+  END IF;
+  IF p_first_name = ANY (p_names)
+     AND (p_channels IS NULL OR p_first_channel = ANY (p_channels))
+     AND (p_paused IS NULL OR p_first_channel <> ALL (p_paused)) THEN
+    SELECT t.id INTO v_id FROM cafmq.tasks_live t
+     WHERE t.id = p_first_id AND t.state = 'pending' AND NOT t.ordered
+       AND t.run_at <= now()
+     FOR UPDATE SKIP LOCKED;
+    IF v_id IS NOT NULL THEN
+      RETURN v_id;
     END IF;
-    -- The head: the first live ordered task. A reservation in front that
-    -- expired is removed here under its row lock; if a commit holds that
-    -- lock, the reservation may still become live, so the channel waits.
-    LOOP
-      SELECT t.id, t.state, t.run_at, t.name, t.commit_deadline INTO v_head
+  END IF;
+  -- A range of tasks_unordered_ready, in its order. With an equality on the
+  -- key instead, a generic plan made while one key held most ready tasks
+  -- walks tasks_unordered_queue, reading the whole backlog for each key
+  -- whose tasks are behind it or locked.
+  SELECT t.id INTO v_id FROM cafmq.tasks_live t
+   WHERE t.state = 'pending' AND NOT t.ordered
+     AND (cafmq.channel_index_key(t.channel_name, t.channel_args), t.run_at)
+         >= (p_key, '-infinity')
+     AND (cafmq.channel_index_key(t.channel_name, t.channel_args), t.run_at)
+         <= (p_key, now())
+     AND t.name = ANY (p_names)
+     AND (p_channels IS NULL OR t.channel_name = ANY (p_channels))
+     AND (p_paused IS NULL OR t.channel_name <> ALL (p_paused))
+   ORDER BY cafmq.channel_index_key(t.channel_name, t.channel_args),
+            t.run_at, t.seq
+   LIMIT 1
+   FOR UPDATE SKIP LOCKED;
+  RETURN v_id;
+END
+$$;
+
+CREATE FUNCTION cafmq.claim_walk_range(p_hi bigint, p_ufrom bigint, p_ok bigint, p_on text, p_oa text, p_stop_key bigint, p_stop_name text, p_stop_args text, p_visits integer, p_ids integer, p_names text[], p_channels text[], p_paused text[], p_prio boolean, OUT ids uuid[], OUT visits integer, OUT last_name text, OUT last_args text, OUT seen_keys bigint[], OUT stopped boolean) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  -- The next key with unordered work (v_uk NULL: none) and its first task
+  -- by run_at, seq; the next ordered channel (v_ook NULL: none). Each is
+  -- looked up again only once the walk has passed it.
+  v_ufresh boolean := false;
+  v_uk bigint;
+  v_un text;
+  v_ua text;
+  v_uid uuid;
+  v_urun timestamptz;
+  v_uname text;
+  v_ofresh boolean := false;
+  v_ook bigint;
+  v_oon text;
+  v_ooa text;
+  -- The channel visited.
+  v_k bigint;
+  v_n text;
+  v_a text;
+  v_id uuid;
+BEGIN
+  ids := '{}';
+  visits := 0;
+  seen_keys := '{}';
+  stopped := true;
+  LOOP
+    EXIT WHEN visits >= p_visits OR cardinality(ids) >= p_ids;
+    IF NOT v_ufresh THEN
+      v_uk := NULL;
+      IF p_ufrom IS NOT NULL THEN
+        -- A range of tasks_unordered_ready.
+        SELECT cafmq.channel_index_key(t.channel_name, t.channel_args),
+               t.channel_name, t.channel_args, t.id, t.run_at, t.name
+          INTO v_uk, v_un, v_ua, v_uid, v_urun, v_uname
+          FROM cafmq.tasks_live t
+         WHERE t.state = 'pending' AND NOT t.ordered
+           AND cafmq.channel_index_key(t.channel_name, t.channel_args)
+               BETWEEN p_ufrom AND p_hi
+         ORDER BY cafmq.channel_index_key(t.channel_name, t.channel_args),
+                  t.run_at, t.seq
+         LIMIT 1;
+      END IF;
+      v_ufresh := true;
+    END IF;
+    IF NOT v_ofresh THEN
+      v_ook := NULL;
+      -- A range of tasks_ordered_live.
+      SELECT cafmq.channel_index_key(t.channel_name, t.channel_args),
+             t.channel_name, t.channel_args
+        INTO v_ook, v_oon, v_ooa
         FROM cafmq.tasks_live t
-       WHERE t.ordered AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
-         AND t.channel_name = v_next.n AND t.channel_args = v_next.a
-       ORDER BY t.seq LIMIT 1;
-      EXIT WHEN NOT FOUND OR v_head.state <> 'uncommitted'
-             OR v_head.commit_deadline > now();
-      EXIT WHEN NOT cafmq.expire_reservation(v_head.id);
-    END LOOP;
+       WHERE t.ordered
+         AND t.state IN ('uncommitted', 'waiting', 'pending', 'running')
+         AND (cafmq.channel_index_key(t.channel_name, t.channel_args),
+              t.channel_name, t.channel_args) >= (p_ok, p_on, p_oa)
+         AND cafmq.channel_index_key(t.channel_name, t.channel_args) <= p_hi
+       ORDER BY cafmq.channel_index_key(t.channel_name, t.channel_args),
+                t.channel_name, t.channel_args
+       LIMIT 1;
+      v_ofresh := true;
+    END IF;
+    IF v_ook IS NULL OR (v_uk, v_un, v_ua) < (v_ook, v_oon, v_ooa) THEN
+      v_k := v_uk;
+      v_n := v_un;
+      v_a := v_ua;
+    ELSE
+      v_k := v_ook;
+      v_n := v_oon;
+      v_a := v_ooa;
+    END IF;
+    IF v_k IS NULL THEN
+      stopped := false;
+      EXIT;
+    END IF;
+    EXIT WHEN p_stop_key IS NOT NULL
+          AND (v_k, v_n, v_a) > (p_stop_key, p_stop_name, p_stop_args);
+    IF v_n = ANY (p_paused) THEN
+      IF (v_k | 16777215) >= p_hi THEN
+        stopped := false;
+        EXIT;
+      END IF;
+      p_ufrom := CASE WHEN p_ufrom IS NOT NULL THEN (v_k | 16777215) + 1 END;
+      p_ok := (v_k | 16777215) + 1;
+      p_on := '';
+      p_oa := '';
+      v_ufresh := false;
+      v_ofresh := false;
+      CONTINUE;
+    END IF;
+    visits := visits + 1;
+    last_name := v_n;
+    last_args := v_a;
     v_id := NULL;
-    -- No head (NULL state), a head still uncommitted, or one that is not
-    -- ready: the channel's unordered tasks may still run.
-    IF v_head.state IN ('pending', 'running') AND v_head.run_at <= now()
-       AND v_head.name = ANY (p_names) THEN
-      -- Lock the head itself: skipping a locked head must not reach its
-      -- successor.
-      SELECT t.id INTO v_id FROM cafmq.tasks_live t
-       WHERE t.id = v_head.id AND t.state = v_head.state AND t.run_at <= now()
-       FOR UPDATE SKIP LOCKED;
+    IF (v_ook, v_oon, v_ooa) = (v_k, v_n, v_a) THEN
+      v_id := cafmq.claim_walk_head(v_k, v_n, v_a, p_names);
+      v_ofresh := false;
     END IF;
-    -- Unordered, prioritized: the channel's highest-priority ready task, a
-    -- range of tasks_prioritized_ready.
-    IF v_id IS NULL AND p_prio THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks_live t
-       WHERE t.state = 'pending' AND NOT t.ordered AND t.priority > 0
-         AND (t.channel_name, t.channel_args) >= (v_next.n, v_next.a)
-         AND (t.channel_name, t.channel_args) <= (v_next.n, v_next.a)
-         AND t.run_at <= now() AND t.name = ANY (p_names)
-       ORDER BY t.channel_name, t.channel_args, t.priority DESC, t.run_at,
-                t.seq LIMIT 1
-       FOR UPDATE SKIP LOCKED;
+    IF v_uk = v_k THEN
+      IF p_paused IS NOT NULL THEN
+        seen_keys := seen_keys || v_k;
+      END IF;
+      IF v_id IS NULL THEN
+        v_id := cafmq.claim_walk_key(v_k, v_uid, v_urun, v_uname, v_un,
+                                     p_names, p_channels, p_paused, p_prio);
+      END IF;
+      p_ufrom := CASE WHEN v_k < p_hi THEN v_k + 1 END;
+      v_ufresh := false;
     END IF;
-    -- Unordered: the channel's first task if it is ready, through the
-    -- primary key; else the first ready one it can lock (none if even the
-    -- first task is scheduled later).
-    IF v_id IS NULL AND v_next.first_id IS NOT NULL
-       AND v_next.first_run_at <= now()
-       AND v_next.first_name = ANY (p_names) THEN
-      SELECT t.id INTO v_id FROM cafmq.tasks_live t
-       WHERE t.id = v_next.first_id AND t.state = 'pending'
-         AND NOT t.ordered AND t.run_at <= now()
-       FOR UPDATE SKIP LOCKED;
-    END IF;
-    IF v_id IS NULL
-       AND (v_next.first_id IS NULL OR v_next.first_run_at <= now()) THEN
-      -- A range of tasks_unordered_ready, in its order. With equalities on
-      -- the channel instead, a generic plan made while one channel held
-      -- most ready tasks walks tasks_unordered_queue, reading the whole
-      -- backlog for each channel whose tasks are behind it or locked.
-      SELECT t.id INTO v_id FROM cafmq.tasks_live t
-       WHERE t.state = 'pending' AND NOT t.ordered
-         AND (t.channel_name, t.channel_args, t.run_at)
-             >= (v_next.n, v_next.a, '-infinity')
-         AND (t.channel_name, t.channel_args, t.run_at)
-             <= (v_next.n, v_next.a, now())
-         AND t.name = ANY (p_names)
-       ORDER BY t.channel_name, t.channel_args, t.run_at, t.seq LIMIT 1
-       FOR UPDATE SKIP LOCKED;
-    END IF;
+    p_ok := v_k;
+    p_on := v_n;
+    p_oa := v_a || chr(1);
     IF v_id IS NOT NULL THEN
       ids := ids || v_id;
-      EXIT WHEN cardinality(ids) >= p_limit;
     END IF;
   END LOOP;
 END
@@ -2690,13 +2860,13 @@ CREATE INDEX tasks_history_default_workflow_id_idx ON cafmq.tasks_history_defaul
 
 CREATE INDEX tasks_live_workflow ON cafmq.tasks_live USING btree (workflow_id) WHERE (workflow_id IS NOT NULL);
 
-CREATE INDEX tasks_ordered_live ON cafmq.tasks_live USING btree (channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'waiting'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
+CREATE INDEX tasks_ordered_live ON cafmq.tasks_live USING btree (cafmq.channel_index_key(channel_name, channel_args), channel_name, channel_args, seq) WHERE (ordered AND (state = ANY (ARRAY['uncommitted'::cafmq.task_state, 'waiting'::cafmq.task_state, 'pending'::cafmq.task_state, 'running'::cafmq.task_state])));
 
 CREATE INDEX tasks_ordered_pending ON cafmq.tasks_live USING btree (run_at) WHERE (ordered AND (state = 'pending'::cafmq.task_state));
 
 CREATE INDEX tasks_prioritized_queue ON cafmq.tasks_live USING btree (priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
 
-CREATE INDEX tasks_prioritized_ready ON cafmq.tasks_live USING btree (channel_name, channel_args, priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
+CREATE INDEX tasks_prioritized_ready ON cafmq.tasks_live USING btree (cafmq.channel_index_key(channel_name, channel_args), priority DESC, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered) AND (priority > 0));
 
 CREATE INDEX tasks_running ON cafmq.tasks_live USING btree (run_at) WHERE (state = 'running'::cafmq.task_state);
 
@@ -2706,7 +2876,7 @@ CREATE UNIQUE INDEX tasks_unique_key ON cafmq.tasks_live USING btree (unique_key
 
 CREATE INDEX tasks_unordered_queue ON cafmq.tasks_live USING btree (run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
 
-CREATE INDEX tasks_unordered_ready ON cafmq.tasks_live USING btree (channel_name, channel_args, run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
+CREATE INDEX tasks_unordered_ready ON cafmq.tasks_live USING btree (cafmq.channel_index_key(channel_name, channel_args), run_at, seq) WHERE ((state = 'pending'::cafmq.task_state) AND (NOT ordered));
 
 ALTER INDEX cafmq.tasks_history_finished_at ATTACH PARTITION cafmq.tasks_history_default_finished_at_idx;
 

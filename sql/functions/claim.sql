@@ -6,7 +6,11 @@
 --   claim_pauses.sql    what the cluster-wide pauses leave the claim
 --   claim_limited.sql   each limited channel, up to its free slots
 --   claim_ready.sql     the channels nothing holds back:
---     claim_walk.sql      one task from each channel, round-robin
+--     claim_walk.sql      one task from each channel, round-robin in key
+--                         order, one range of keys at a time:
+--       claim_walk_range.sql  the channels of a range, in key order
+--       claim_walk_head.sql   an ordered channel's head
+--       claim_walk_key.sql    a task of a key's unordered ones
 --     claim_fill.sql      prioritized tasks, lost attempts, queue order
 --     claim_start.sql     the chosen tasks start, or end if they must not run
 --     claim_next_due.sql  when the next task is due

@@ -52,7 +52,7 @@ BEGIN
   v_ids := v_walk.ids;
   IF cardinality(v_ids) < p_limit THEN
     v_ids := cafmq.claim_fill(p_names, p_channels, p_paused, p_limit, v_ids,
-                              v_prio, v_walk.seen_names, v_walk.seen_args);
+                              v_prio, v_walk.seen_keys);
   END IF;
   RETURN QUERY SELECT * FROM cafmq.claim_start(v_ids, p_node, p_lease,
                                                p_max_lost);

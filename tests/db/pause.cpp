@@ -95,16 +95,17 @@ CAF_TEST(pausing every channel claims nothing) {
   spawn_in(*conn, {"o"}, 3, true);
   auto q = poller();
   auto req = request({"t"});
-  // From a cursor in the middle of "a" too: the walk wraps around.
+  // From a cursor in the middle of the walk too: it wraps around.
   req.limit = 1;
   CAF_REQUIRE_EQUAL(claim_or_throw(*q, req).tasks.size(), 1u);
-  CAF_REQUIRE(q->cursor().channel_name == std::string{"a"});
+  auto at = q->cursor().channel_name;
+  CAF_REQUIRE(at.has_value());
   req.paused = {"o", "b", "a"};
   for (int limit : {1, 32}) {
     req.limit = limit;
     auto batch = claim_or_throw(*q, req);
     CAF_CHECK(batch.tasks.empty());
-    CAF_CHECK(q->cursor().channel_name == std::string{"a"});
+    CAF_CHECK(q->cursor().channel_name == at);
   }
 }
 
