@@ -26,6 +26,8 @@
 //               [--rate=R --seconds=S] (held_snapshot: tasks spawned per
 //                                      second, default 2000, and the run's
 //                                      length, default 600)
+//               [--vacuum-dead-rows=N] (the runners' vacuum_dead_rows; 0:
+//                                      the live table left to autovacuum)
 //
 // Parts: spawn (one at a time, and all N in one batch), drain (runner with
 // default options), drain_remote (the same with the handlers on a worker
@@ -89,6 +91,9 @@ int prefetch = -1;
 int tx_pool = 4;
 // takeover_interval in ms; -1 keeps the runner's default.
 int takeover_ms = -1;
+// --vacuum-dead-rows: runner_config::vacuum_dead_rows; -1 keeps the
+// default (0: leave the live table to autovacuum).
+int vacuum_dead_rows = -1;
 // --prepare: connection_options::prepare_statements of the runners.
 bool prepare_statements = true;
 // --payload: the length the tasks' JSON payloads are padded to; 0: none.
@@ -341,6 +346,8 @@ void apply_runner_options(cafmq::actors::runner_config& cfg) {
     cfg.prefetch = prefetch;
   if (takeover_ms >= 0)
     cfg.takeover_interval = std::chrono::milliseconds{takeover_ms};
+  if (vacuum_dead_rows >= 0)
+    cfg.vacuum_dead_rows = vacuum_dead_rows;
   cfg.metrics_listen = metrics_listen;
   cfg.connection.prepare_statements = prepare_statements;
 }
@@ -890,6 +897,7 @@ void bench_held_snapshot(bool hold) {
   opts.rate = held_rate;
   opts.length = std::chrono::seconds{held_seconds};
   opts.hold = hold;
+  opts.vacuum_dead_rows = vacuum_dead_rows;
   auto windows = cafmq::bench::run_held_snapshot(fresh_database(), opts);
   std::string name = hold ? "held snapshot" : "held baseline";
   std::cout << name
@@ -947,6 +955,8 @@ int main(int argc, char** argv) {
       tx_pool = std::max(1, std::stoi(arg.substr(10)));
     else if (arg.rfind("--takeover=", 0) == 0)
       takeover_ms = std::stoi(arg.substr(11));
+    else if (arg.rfind("--vacuum-dead-rows=", 0) == 0)
+      vacuum_dead_rows = std::stoi(arg.substr(19));
     else if (arg == "--nonblocking")
       nonblocking = true;
     else if (arg.rfind("--metrics=", 0) == 0)

@@ -80,6 +80,8 @@ run_held_snapshot(const std::string& url, const held_snapshot_options& opts) {
   actors::runner_config cfg;
   cfg.database_url = url;
   cfg.tasks = tasks;
+  if (opts.vacuum_dead_rows >= 0)
+    cfg.vacuum_dead_rows = opts.vacuum_dead_rows;
   auto runner = actors::runner::start(cfg);
   if (!runner)
     fail("runner: " + render(runner.error()));

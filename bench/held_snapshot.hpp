@@ -24,6 +24,8 @@ struct held_snapshot_options {
   std::chrono::seconds window{30};
   /// Without the held snapshot: the baseline.
   bool hold = true;
+  /// runner_config::vacuum_dead_rows; -1: the default.
+  int vacuum_dead_rows = -1;
 };
 
 struct held_snapshot_window {
